@@ -37,6 +37,11 @@ type AdminListAuditRecordsParams struct {
 	TeamID    int64
 }
 
+// AdminRegisterAiApplicationParams is parameters of AdminRegisterAiApplication operation.
+type AdminRegisterAiApplicationParams struct {
+	TeamID int64
+}
+
 // AdminSetCaseKPIsParams is parameters of AdminSetCaseKPIs operation.
 type AdminSetCaseKPIsParams struct {
 	TeamID int64
@@ -157,6 +162,24 @@ type CreateSloParams struct {
 type CreateTeamMemberParams struct {
 	// The team's id.
 	TeamID int64
+}
+
+// DeleteAiApplicationParams is parameters of DeleteAiApplication operation.
+type DeleteAiApplicationParams struct {
+	// The application's UUID.
+	ID AiUuid
+}
+
+// DeleteAiCustomEvaluationParams is parameters of DeleteAiCustomEvaluation operation.
+type DeleteAiCustomEvaluationParams struct {
+	// The custom evaluation's UUID.
+	ID AiUuid
+}
+
+// DeleteAiEvaluationParams is parameters of DeleteAiEvaluation operation.
+type DeleteAiEvaluationParams struct {
+	// The evaluation's UUID.
+	ID AiUuid
 }
 
 // DeleteAlertDefParams is parameters of DeleteAlertDef operation.
@@ -333,6 +356,18 @@ type DeployExtensionParams struct {
 type DownloadAlertDefsParams struct {
 	// The ids to download (repeat the parameter), at most 1000.
 	Ids []string `json:",omitempty"`
+}
+
+// GetAiApplicationParams is parameters of GetAiApplication operation.
+type GetAiApplicationParams struct {
+	// The application's UUID.
+	ID AiUuid
+}
+
+// GetAiEvaluationParams is parameters of GetAiEvaluation operation.
+type GetAiEvaluationParams struct {
+	// The evaluation's UUID.
+	ID AiUuid
 }
 
 // GetAlertDefParams is parameters of GetAlertDef operation.
@@ -686,6 +721,36 @@ type GetViewFolderParams struct {
 	ID ViewFolderUUID
 }
 
+// LinkAiCustomEvaluationParams is parameters of LinkAiCustomEvaluation operation.
+type LinkAiCustomEvaluationParams struct {
+	// The custom evaluation's UUID.
+	ID AiUuid
+	// The application's UUID.
+	ApplicationID AiUuid
+}
+
+// ListAiApplicationsParams is parameters of ListAiApplications operation.
+type ListAiApplicationsParams struct {
+	PageSize        OptInt32           `json:",omitempty,omitzero"`
+	PageOffset      OptInt64           `json:",omitempty,omitzero"`
+	EvaluationTypes []AiEvaluationType `json:",omitempty"`
+}
+
+// ListAiCustomEvaluationsForApplicationParams is parameters of ListAiCustomEvaluationsForApplication operation.
+type ListAiCustomEvaluationsForApplicationParams struct {
+	// The application's UUID.
+	ApplicationID AiUuid
+}
+
+// ListAiEvaluationsParams is parameters of ListAiEvaluations operation.
+type ListAiEvaluationsParams struct {
+	Application    OptString           `json:",omitempty,omitzero"`
+	Subsystem      OptString           `json:",omitempty,omitzero"`
+	EvaluationType OptAiEvaluationType `json:",omitempty,omitzero"`
+	PageSize       OptInt32            `json:",omitempty,omitzero"`
+	PageOffset     OptInt64            `json:",omitempty,omitzero"`
+}
+
 // ListAlertDefinitionEventsParams is parameters of ListAlertDefinitionEvents operation.
 type ListAlertDefinitionEventsParams struct {
 	// Definition or version ids (repeat the parameter), at most 1000.
@@ -909,12 +974,32 @@ type UnassignIncidentsParams struct {
 	IncidentIds []IncidentID `json:",omitempty"`
 }
 
+// UnlinkAiCustomEvaluationParams is parameters of UnlinkAiCustomEvaluation operation.
+type UnlinkAiCustomEvaluationParams struct {
+	// The custom evaluation's UUID.
+	ID AiUuid
+	// The application's UUID.
+	ApplicationID AiUuid
+}
+
 // UnpinDashboardParams is parameters of UnpinDashboard operation.
 type UnpinDashboardParams struct {
 	// A dashboard's id.
 	DashboardID string
 	// The caller's id for this request (correlation only; pinning is idempotent).
 	RequestID OptString `json:",omitempty,omitzero"`
+}
+
+// UpdateAiCustomEvaluationParams is parameters of UpdateAiCustomEvaluation operation.
+type UpdateAiCustomEvaluationParams struct {
+	// The custom evaluation's UUID.
+	ID AiUuid
+}
+
+// UpdateAiEvaluationParams is parameters of UpdateAiEvaluation operation.
+type UpdateAiEvaluationParams struct {
+	// The evaluation's UUID.
+	ID AiUuid
 }
 
 // UpdateApiKeyParams is parameters of UpdateApiKey operation.

@@ -53,6 +53,20 @@ func encodeAdminImportUsageRequest(
 	return nil
 }
 
+func encodeAdminRegisterAiApplicationRequest(
+	req *AiApplicationRegistration,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeAdminSetCaseKPIsRequest(
 	req *CaseKPIThresholds,
 	r *http.Request,
@@ -303,6 +317,34 @@ func encodeCheckDashboardRequest(
 
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateAiCustomEvaluationRequest(
+	req *AiCustomEvaluationInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateAiEvaluationRequest(
+	req *AiEvaluationInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1205,6 +1247,20 @@ func encodeSaveIntegrationRequest(
 	return nil
 }
 
+func encodeSetAiModelPricingRequest(
+	req *AiModelPricingInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
 	r *http.Request,
@@ -1423,6 +1479,34 @@ func encodeTestTemplateRenderRequest(
 
 func encodeUndeployExtensionRequest(
 	req *ExtensionUndeployInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAiCustomEvaluationRequest(
+	req *AiCustomEvaluationUpdate,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAiEvaluationRequest(
+	req *AiEvaluationUpdate,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

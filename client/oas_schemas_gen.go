@@ -126,6 +126,1678 @@ func (s *AdminTeamList) SetTeams(val []AdminTeam) {
 	s.Teams = val
 }
 
+// An AI application of the team, named by its application and subsystem.
+// Ref: #/components/schemas/AiApplication
+type AiApplication struct {
+	ID          OptAiUuid `json:"id"`
+	Application OptString `json:"application"`
+	// Left out for an application without one.
+	Subsystem OptString `json:"subsystem"`
+	// The team's id.
+	CompanyId            OptString `json:"companyId"`
+	GuardrailsIntegrated OptBool   `json:"guardrailsIntegrated"`
+	// When the application was first registered.
+	CreatedAt OptDateTime `json:"createdAt"`
+	// When it was last registered.
+	UpdatedAt OptDateTime `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *AiApplication) GetID() OptAiUuid {
+	return s.ID
+}
+
+// GetApplication returns the value of Application.
+func (s *AiApplication) GetApplication() OptString {
+	return s.Application
+}
+
+// GetSubsystem returns the value of Subsystem.
+func (s *AiApplication) GetSubsystem() OptString {
+	return s.Subsystem
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *AiApplication) GetCompanyId() OptString {
+	return s.CompanyId
+}
+
+// GetGuardrailsIntegrated returns the value of GuardrailsIntegrated.
+func (s *AiApplication) GetGuardrailsIntegrated() OptBool {
+	return s.GuardrailsIntegrated
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *AiApplication) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *AiApplication) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *AiApplication) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// SetApplication sets the value of Application.
+func (s *AiApplication) SetApplication(val OptString) {
+	s.Application = val
+}
+
+// SetSubsystem sets the value of Subsystem.
+func (s *AiApplication) SetSubsystem(val OptString) {
+	s.Subsystem = val
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *AiApplication) SetCompanyId(val OptString) {
+	s.CompanyId = val
+}
+
+// SetGuardrailsIntegrated sets the value of GuardrailsIntegrated.
+func (s *AiApplication) SetGuardrailsIntegrated(val OptBool) {
+	s.GuardrailsIntegrated = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *AiApplication) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *AiApplication) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/AiApplicationEnvelope
+type AiApplicationEnvelope struct {
+	AiApplication OptAiApplication `json:"aiApplication"`
+}
+
+// GetAiApplication returns the value of AiApplication.
+func (s *AiApplicationEnvelope) GetAiApplication() OptAiApplication {
+	return s.AiApplication
+}
+
+// SetAiApplication sets the value of AiApplication.
+func (s *AiApplicationEnvelope) SetAiApplication(val OptAiApplication) {
+	s.AiApplication = val
+}
+
+// Ref: #/components/schemas/AiApplicationList
+type AiApplicationList struct {
+	AiApplications []AiApplication `json:"aiApplications"`
+}
+
+// GetAiApplications returns the value of AiApplications.
+func (s *AiApplicationList) GetAiApplications() []AiApplication {
+	return s.AiApplications
+}
+
+// SetAiApplications sets the value of AiApplications.
+func (s *AiApplicationList) SetAiApplications(val []AiApplication) {
+	s.AiApplications = val
+}
+
+// Ref: #/components/schemas/AiApplicationRegistration
+type AiApplicationRegistration struct {
+	Application          string    `json:"application"`
+	Subsystem            OptString `json:"subsystem"`
+	GuardrailsIntegrated OptBool   `json:"guardrailsIntegrated"`
+}
+
+// GetApplication returns the value of Application.
+func (s *AiApplicationRegistration) GetApplication() string {
+	return s.Application
+}
+
+// GetSubsystem returns the value of Subsystem.
+func (s *AiApplicationRegistration) GetSubsystem() OptString {
+	return s.Subsystem
+}
+
+// GetGuardrailsIntegrated returns the value of GuardrailsIntegrated.
+func (s *AiApplicationRegistration) GetGuardrailsIntegrated() OptBool {
+	return s.GuardrailsIntegrated
+}
+
+// SetApplication sets the value of Application.
+func (s *AiApplicationRegistration) SetApplication(val string) {
+	s.Application = val
+}
+
+// SetSubsystem sets the value of Subsystem.
+func (s *AiApplicationRegistration) SetSubsystem(val OptString) {
+	s.Subsystem = val
+}
+
+// SetGuardrailsIntegrated sets the value of GuardrailsIntegrated.
+func (s *AiApplicationRegistration) SetGuardrailsIntegrated(val OptBool) {
+	s.GuardrailsIntegrated = val
+}
+
+// Ref: #/components/schemas/AiCompetitors
+type AiCompetitors struct {
+	Competitors AiTextList `json:"competitors"`
+}
+
+// GetCompetitors returns the value of Competitors.
+func (s *AiCompetitors) GetCompetitors() AiTextList {
+	return s.Competitors
+}
+
+// SetCompetitors sets the value of Competitors.
+func (s *AiCompetitors) SetCompetitors(val AiTextList) {
+	s.Competitors = val
+}
+
+// A policy of the team's own, judged by an LLM evaluator from its instructions and examples.
+// Ref: #/components/schemas/AiCustomEvaluation
+type AiCustomEvaluation struct {
+	ID             OptAiUuid                     `json:"id"`
+	Name           OptString                     `json:"name"`
+	Description    OptString                     `json:"description"`
+	Config         OptAiCustomEvaluationSettings `json:"config"`
+	ApplicationIds []AiUuid                      `json:"applicationIds"`
+}
+
+// GetID returns the value of ID.
+func (s *AiCustomEvaluation) GetID() OptAiUuid {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *AiCustomEvaluation) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *AiCustomEvaluation) GetDescription() OptString {
+	return s.Description
+}
+
+// GetConfig returns the value of Config.
+func (s *AiCustomEvaluation) GetConfig() OptAiCustomEvaluationSettings {
+	return s.Config
+}
+
+// GetApplicationIds returns the value of ApplicationIds.
+func (s *AiCustomEvaluation) GetApplicationIds() []AiUuid {
+	return s.ApplicationIds
+}
+
+// SetID sets the value of ID.
+func (s *AiCustomEvaluation) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *AiCustomEvaluation) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *AiCustomEvaluation) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetConfig sets the value of Config.
+func (s *AiCustomEvaluation) SetConfig(val OptAiCustomEvaluationSettings) {
+	s.Config = val
+}
+
+// SetApplicationIds sets the value of ApplicationIds.
+func (s *AiCustomEvaluation) SetApplicationIds(val []AiUuid) {
+	s.ApplicationIds = val
+}
+
+// Ref: #/components/schemas/AiCustomEvaluationEnvelope
+type AiCustomEvaluationEnvelope struct {
+	Item OptAiCustomEvaluation `json:"item"`
+}
+
+// GetItem returns the value of Item.
+func (s *AiCustomEvaluationEnvelope) GetItem() OptAiCustomEvaluation {
+	return s.Item
+}
+
+// SetItem sets the value of Item.
+func (s *AiCustomEvaluationEnvelope) SetItem(val OptAiCustomEvaluation) {
+	s.Item = val
+}
+
+// A labelled conversation; score 0 is acceptable, 1 violates the policy.
+// Ref: #/components/schemas/AiCustomEvaluationExample
+type AiCustomEvaluationExample struct {
+	Conversation OptString `json:"conversation"`
+	Score        OptString `json:"score"`
+}
+
+// GetConversation returns the value of Conversation.
+func (s *AiCustomEvaluationExample) GetConversation() OptString {
+	return s.Conversation
+}
+
+// GetScore returns the value of Score.
+func (s *AiCustomEvaluationExample) GetScore() OptString {
+	return s.Score
+}
+
+// SetConversation sets the value of Conversation.
+func (s *AiCustomEvaluationExample) SetConversation(val OptString) {
+	s.Conversation = val
+}
+
+// SetScore sets the value of Score.
+func (s *AiCustomEvaluationExample) SetScore(val OptString) {
+	s.Score = val
+}
+
+// Ref: #/components/schemas/AiCustomEvaluationInput
+type AiCustomEvaluationInput struct {
+	Name                      OptString                   `json:"name"`
+	Description               OptString                   `json:"description"`
+	PolicyType                OptString                   `json:"policyType"`
+	Instructions              OptString                   `json:"instructions"`
+	Examples                  []AiCustomEvaluationExample `json:"examples"`
+	Safe                      OptString                   `json:"safe"`
+	Violates                  OptString                   `json:"violates"`
+	ShouldIncludeSystemPrompt OptBool                     `json:"shouldIncludeSystemPrompt"`
+	ApplicationIds            []AiUuid                    `json:"applicationIds"`
+}
+
+// GetName returns the value of Name.
+func (s *AiCustomEvaluationInput) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *AiCustomEvaluationInput) GetDescription() OptString {
+	return s.Description
+}
+
+// GetPolicyType returns the value of PolicyType.
+func (s *AiCustomEvaluationInput) GetPolicyType() OptString {
+	return s.PolicyType
+}
+
+// GetInstructions returns the value of Instructions.
+func (s *AiCustomEvaluationInput) GetInstructions() OptString {
+	return s.Instructions
+}
+
+// GetExamples returns the value of Examples.
+func (s *AiCustomEvaluationInput) GetExamples() []AiCustomEvaluationExample {
+	return s.Examples
+}
+
+// GetSafe returns the value of Safe.
+func (s *AiCustomEvaluationInput) GetSafe() OptString {
+	return s.Safe
+}
+
+// GetViolates returns the value of Violates.
+func (s *AiCustomEvaluationInput) GetViolates() OptString {
+	return s.Violates
+}
+
+// GetShouldIncludeSystemPrompt returns the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationInput) GetShouldIncludeSystemPrompt() OptBool {
+	return s.ShouldIncludeSystemPrompt
+}
+
+// GetApplicationIds returns the value of ApplicationIds.
+func (s *AiCustomEvaluationInput) GetApplicationIds() []AiUuid {
+	return s.ApplicationIds
+}
+
+// SetName sets the value of Name.
+func (s *AiCustomEvaluationInput) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *AiCustomEvaluationInput) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetPolicyType sets the value of PolicyType.
+func (s *AiCustomEvaluationInput) SetPolicyType(val OptString) {
+	s.PolicyType = val
+}
+
+// SetInstructions sets the value of Instructions.
+func (s *AiCustomEvaluationInput) SetInstructions(val OptString) {
+	s.Instructions = val
+}
+
+// SetExamples sets the value of Examples.
+func (s *AiCustomEvaluationInput) SetExamples(val []AiCustomEvaluationExample) {
+	s.Examples = val
+}
+
+// SetSafe sets the value of Safe.
+func (s *AiCustomEvaluationInput) SetSafe(val OptString) {
+	s.Safe = val
+}
+
+// SetViolates sets the value of Violates.
+func (s *AiCustomEvaluationInput) SetViolates(val OptString) {
+	s.Violates = val
+}
+
+// SetShouldIncludeSystemPrompt sets the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationInput) SetShouldIncludeSystemPrompt(val OptBool) {
+	s.ShouldIncludeSystemPrompt = val
+}
+
+// SetApplicationIds sets the value of ApplicationIds.
+func (s *AiCustomEvaluationInput) SetApplicationIds(val []AiUuid) {
+	s.ApplicationIds = val
+}
+
+// Ref: #/components/schemas/AiCustomEvaluationLink
+type AiCustomEvaluationLink struct {
+	ID            OptAiUuid `json:"id"`
+	ApplicationId OptAiUuid `json:"applicationId"`
+}
+
+// GetID returns the value of ID.
+func (s *AiCustomEvaluationLink) GetID() OptAiUuid {
+	return s.ID
+}
+
+// GetApplicationId returns the value of ApplicationId.
+func (s *AiCustomEvaluationLink) GetApplicationId() OptAiUuid {
+	return s.ApplicationId
+}
+
+// SetID sets the value of ID.
+func (s *AiCustomEvaluationLink) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// SetApplicationId sets the value of ApplicationId.
+func (s *AiCustomEvaluationLink) SetApplicationId(val OptAiUuid) {
+	s.ApplicationId = val
+}
+
+// Ref: #/components/schemas/AiCustomEvaluationList
+type AiCustomEvaluationList struct {
+	Items []AiCustomEvaluation `json:"items"`
+}
+
+// GetItems returns the value of Items.
+func (s *AiCustomEvaluationList) GetItems() []AiCustomEvaluation {
+	return s.Items
+}
+
+// SetItems sets the value of Items.
+func (s *AiCustomEvaluationList) SetItems(val []AiCustomEvaluation) {
+	s.Items = val
+}
+
+// What the evaluator of a custom evaluation is told.
+// Ref: #/components/schemas/AiCustomEvaluationSettings
+type AiCustomEvaluationSettings struct {
+	PolicyType                OptString                   `json:"policyType"`
+	Instructions              OptString                   `json:"instructions"`
+	Examples                  []AiCustomEvaluationExample `json:"examples"`
+	Safe                      OptString                   `json:"safe"`
+	Violates                  OptString                   `json:"violates"`
+	ShouldIncludeSystemPrompt OptBool                     `json:"shouldIncludeSystemPrompt"`
+}
+
+// GetPolicyType returns the value of PolicyType.
+func (s *AiCustomEvaluationSettings) GetPolicyType() OptString {
+	return s.PolicyType
+}
+
+// GetInstructions returns the value of Instructions.
+func (s *AiCustomEvaluationSettings) GetInstructions() OptString {
+	return s.Instructions
+}
+
+// GetExamples returns the value of Examples.
+func (s *AiCustomEvaluationSettings) GetExamples() []AiCustomEvaluationExample {
+	return s.Examples
+}
+
+// GetSafe returns the value of Safe.
+func (s *AiCustomEvaluationSettings) GetSafe() OptString {
+	return s.Safe
+}
+
+// GetViolates returns the value of Violates.
+func (s *AiCustomEvaluationSettings) GetViolates() OptString {
+	return s.Violates
+}
+
+// GetShouldIncludeSystemPrompt returns the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationSettings) GetShouldIncludeSystemPrompt() OptBool {
+	return s.ShouldIncludeSystemPrompt
+}
+
+// SetPolicyType sets the value of PolicyType.
+func (s *AiCustomEvaluationSettings) SetPolicyType(val OptString) {
+	s.PolicyType = val
+}
+
+// SetInstructions sets the value of Instructions.
+func (s *AiCustomEvaluationSettings) SetInstructions(val OptString) {
+	s.Instructions = val
+}
+
+// SetExamples sets the value of Examples.
+func (s *AiCustomEvaluationSettings) SetExamples(val []AiCustomEvaluationExample) {
+	s.Examples = val
+}
+
+// SetSafe sets the value of Safe.
+func (s *AiCustomEvaluationSettings) SetSafe(val OptString) {
+	s.Safe = val
+}
+
+// SetViolates sets the value of Violates.
+func (s *AiCustomEvaluationSettings) SetViolates(val OptString) {
+	s.Violates = val
+}
+
+// SetShouldIncludeSystemPrompt sets the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationSettings) SetShouldIncludeSystemPrompt(val OptBool) {
+	s.ShouldIncludeSystemPrompt = val
+}
+
+// Ref: #/components/schemas/AiCustomEvaluationUpdate
+type AiCustomEvaluationUpdate struct {
+	Name                      OptString                   `json:"name"`
+	Description               OptString                   `json:"description"`
+	PolicyType                OptString                   `json:"policyType"`
+	Instructions              OptString                   `json:"instructions"`
+	Examples                  []AiCustomEvaluationExample `json:"examples"`
+	Safe                      OptString                   `json:"safe"`
+	Violates                  OptString                   `json:"violates"`
+	ShouldIncludeSystemPrompt OptBool                     `json:"shouldIncludeSystemPrompt"`
+	UpdateMask                OptString                   `json:"updateMask"`
+}
+
+// GetName returns the value of Name.
+func (s *AiCustomEvaluationUpdate) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *AiCustomEvaluationUpdate) GetDescription() OptString {
+	return s.Description
+}
+
+// GetPolicyType returns the value of PolicyType.
+func (s *AiCustomEvaluationUpdate) GetPolicyType() OptString {
+	return s.PolicyType
+}
+
+// GetInstructions returns the value of Instructions.
+func (s *AiCustomEvaluationUpdate) GetInstructions() OptString {
+	return s.Instructions
+}
+
+// GetExamples returns the value of Examples.
+func (s *AiCustomEvaluationUpdate) GetExamples() []AiCustomEvaluationExample {
+	return s.Examples
+}
+
+// GetSafe returns the value of Safe.
+func (s *AiCustomEvaluationUpdate) GetSafe() OptString {
+	return s.Safe
+}
+
+// GetViolates returns the value of Violates.
+func (s *AiCustomEvaluationUpdate) GetViolates() OptString {
+	return s.Violates
+}
+
+// GetShouldIncludeSystemPrompt returns the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationUpdate) GetShouldIncludeSystemPrompt() OptBool {
+	return s.ShouldIncludeSystemPrompt
+}
+
+// GetUpdateMask returns the value of UpdateMask.
+func (s *AiCustomEvaluationUpdate) GetUpdateMask() OptString {
+	return s.UpdateMask
+}
+
+// SetName sets the value of Name.
+func (s *AiCustomEvaluationUpdate) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *AiCustomEvaluationUpdate) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetPolicyType sets the value of PolicyType.
+func (s *AiCustomEvaluationUpdate) SetPolicyType(val OptString) {
+	s.PolicyType = val
+}
+
+// SetInstructions sets the value of Instructions.
+func (s *AiCustomEvaluationUpdate) SetInstructions(val OptString) {
+	s.Instructions = val
+}
+
+// SetExamples sets the value of Examples.
+func (s *AiCustomEvaluationUpdate) SetExamples(val []AiCustomEvaluationExample) {
+	s.Examples = val
+}
+
+// SetSafe sets the value of Safe.
+func (s *AiCustomEvaluationUpdate) SetSafe(val OptString) {
+	s.Safe = val
+}
+
+// SetViolates sets the value of Violates.
+func (s *AiCustomEvaluationUpdate) SetViolates(val OptString) {
+	s.Violates = val
+}
+
+// SetShouldIncludeSystemPrompt sets the value of ShouldIncludeSystemPrompt.
+func (s *AiCustomEvaluationUpdate) SetShouldIncludeSystemPrompt(val OptBool) {
+	s.ShouldIncludeSystemPrompt = val
+}
+
+// SetUpdateMask sets the value of UpdateMask.
+func (s *AiCustomEvaluationUpdate) SetUpdateMask(val OptString) {
+	s.UpdateMask = val
+}
+
+// Ref: #/components/schemas/AiDeleted
+type AiDeleted struct {
+	ID OptAiUuid `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *AiDeleted) GetID() OptAiUuid {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *AiDeleted) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// An evaluation of the spans of one application.
+// Ref: #/components/schemas/AiEvaluation
+type AiEvaluation struct {
+	ID          OptAiUuid `json:"id"`
+	Application OptString `json:"application"`
+	Subsystem   OptString `json:"subsystem"`
+	// The team's id.
+	CompanyId OptString             `json:"companyId"`
+	Config    OptAiEvaluationConfig `json:"config"`
+	Target    OptAiEvaluationTarget `json:"target"`
+	Threshold OptFloat64            `json:"threshold"`
+	IsEnabled OptBool               `json:"isEnabled"`
+	CreatedBy OptAiUuid             `json:"createdBy"`
+	CreatedAt OptDateTime           `json:"createdAt"`
+	UpdatedAt OptDateTime           `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *AiEvaluation) GetID() OptAiUuid {
+	return s.ID
+}
+
+// GetApplication returns the value of Application.
+func (s *AiEvaluation) GetApplication() OptString {
+	return s.Application
+}
+
+// GetSubsystem returns the value of Subsystem.
+func (s *AiEvaluation) GetSubsystem() OptString {
+	return s.Subsystem
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *AiEvaluation) GetCompanyId() OptString {
+	return s.CompanyId
+}
+
+// GetConfig returns the value of Config.
+func (s *AiEvaluation) GetConfig() OptAiEvaluationConfig {
+	return s.Config
+}
+
+// GetTarget returns the value of Target.
+func (s *AiEvaluation) GetTarget() OptAiEvaluationTarget {
+	return s.Target
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AiEvaluation) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// GetIsEnabled returns the value of IsEnabled.
+func (s *AiEvaluation) GetIsEnabled() OptBool {
+	return s.IsEnabled
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *AiEvaluation) GetCreatedBy() OptAiUuid {
+	return s.CreatedBy
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *AiEvaluation) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *AiEvaluation) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *AiEvaluation) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// SetApplication sets the value of Application.
+func (s *AiEvaluation) SetApplication(val OptString) {
+	s.Application = val
+}
+
+// SetSubsystem sets the value of Subsystem.
+func (s *AiEvaluation) SetSubsystem(val OptString) {
+	s.Subsystem = val
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *AiEvaluation) SetCompanyId(val OptString) {
+	s.CompanyId = val
+}
+
+// SetConfig sets the value of Config.
+func (s *AiEvaluation) SetConfig(val OptAiEvaluationConfig) {
+	s.Config = val
+}
+
+// SetTarget sets the value of Target.
+func (s *AiEvaluation) SetTarget(val OptAiEvaluationTarget) {
+	s.Target = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AiEvaluation) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// SetIsEnabled sets the value of IsEnabled.
+func (s *AiEvaluation) SetIsEnabled(val OptBool) {
+	s.IsEnabled = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *AiEvaluation) SetCreatedBy(val OptAiUuid) {
+	s.CreatedBy = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *AiEvaluation) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *AiEvaluation) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// The settings of exactly one evaluation type.
+// Ref: #/components/schemas/AiEvaluationConfig
+type AiEvaluationConfig struct {
+	AllowedTopics                 OptAiTopics                   `json:"allowedTopics"`
+	Competition                   OptAiCompetitors              `json:"competition"`
+	CustomEvaluation              OptAiCustomEvaluationSettings `json:"customEvaluation"`
+	HallucinationCompleteness     *AiNoSettings                 `json:"hallucinationCompleteness"`
+	HallucinationContextAdherence *AiNoSettings                 `json:"hallucinationContextAdherence"`
+	HallucinationContextRelevance *AiNoSettings                 `json:"hallucinationContextRelevance"`
+	HallucinationCorrectness      *AiNoSettings                 `json:"hallucinationCorrectness"`
+	HallucinationTaskAdherence    *AiNoSettings                 `json:"hallucinationTaskAdherence"`
+	LanguageMismatch              *AiNoSettings                 `json:"languageMismatch"`
+	Pii                           OptAiPiiSettings              `json:"pii"`
+	PromptInjection               OptAiPromptInjectionSettings  `json:"promptInjection"`
+	RestrictedTopics              OptAiTopics                   `json:"restrictedTopics"`
+	Sexism                        *AiNoSettings                 `json:"sexism"`
+	SqlAllowedTables              OptAiTables                   `json:"sqlAllowedTables"`
+	SqlHallucination              *AiNoSettings                 `json:"sqlHallucination"`
+	SqlLoad                       OptAiSqlLoadSettings          `json:"sqlLoad"`
+	SqlReadOnly                   *AiNoSettings                 `json:"sqlReadOnly"`
+	SqlRestrictedTables           OptAiTables                   `json:"sqlRestrictedTables"`
+	Toxicity                      *AiNoSettings                 `json:"toxicity"`
+}
+
+// GetAllowedTopics returns the value of AllowedTopics.
+func (s *AiEvaluationConfig) GetAllowedTopics() OptAiTopics {
+	return s.AllowedTopics
+}
+
+// GetCompetition returns the value of Competition.
+func (s *AiEvaluationConfig) GetCompetition() OptAiCompetitors {
+	return s.Competition
+}
+
+// GetCustomEvaluation returns the value of CustomEvaluation.
+func (s *AiEvaluationConfig) GetCustomEvaluation() OptAiCustomEvaluationSettings {
+	return s.CustomEvaluation
+}
+
+// GetHallucinationCompleteness returns the value of HallucinationCompleteness.
+func (s *AiEvaluationConfig) GetHallucinationCompleteness() *AiNoSettings {
+	return s.HallucinationCompleteness
+}
+
+// GetHallucinationContextAdherence returns the value of HallucinationContextAdherence.
+func (s *AiEvaluationConfig) GetHallucinationContextAdherence() *AiNoSettings {
+	return s.HallucinationContextAdherence
+}
+
+// GetHallucinationContextRelevance returns the value of HallucinationContextRelevance.
+func (s *AiEvaluationConfig) GetHallucinationContextRelevance() *AiNoSettings {
+	return s.HallucinationContextRelevance
+}
+
+// GetHallucinationCorrectness returns the value of HallucinationCorrectness.
+func (s *AiEvaluationConfig) GetHallucinationCorrectness() *AiNoSettings {
+	return s.HallucinationCorrectness
+}
+
+// GetHallucinationTaskAdherence returns the value of HallucinationTaskAdherence.
+func (s *AiEvaluationConfig) GetHallucinationTaskAdherence() *AiNoSettings {
+	return s.HallucinationTaskAdherence
+}
+
+// GetLanguageMismatch returns the value of LanguageMismatch.
+func (s *AiEvaluationConfig) GetLanguageMismatch() *AiNoSettings {
+	return s.LanguageMismatch
+}
+
+// GetPii returns the value of Pii.
+func (s *AiEvaluationConfig) GetPii() OptAiPiiSettings {
+	return s.Pii
+}
+
+// GetPromptInjection returns the value of PromptInjection.
+func (s *AiEvaluationConfig) GetPromptInjection() OptAiPromptInjectionSettings {
+	return s.PromptInjection
+}
+
+// GetRestrictedTopics returns the value of RestrictedTopics.
+func (s *AiEvaluationConfig) GetRestrictedTopics() OptAiTopics {
+	return s.RestrictedTopics
+}
+
+// GetSexism returns the value of Sexism.
+func (s *AiEvaluationConfig) GetSexism() *AiNoSettings {
+	return s.Sexism
+}
+
+// GetSqlAllowedTables returns the value of SqlAllowedTables.
+func (s *AiEvaluationConfig) GetSqlAllowedTables() OptAiTables {
+	return s.SqlAllowedTables
+}
+
+// GetSqlHallucination returns the value of SqlHallucination.
+func (s *AiEvaluationConfig) GetSqlHallucination() *AiNoSettings {
+	return s.SqlHallucination
+}
+
+// GetSqlLoad returns the value of SqlLoad.
+func (s *AiEvaluationConfig) GetSqlLoad() OptAiSqlLoadSettings {
+	return s.SqlLoad
+}
+
+// GetSqlReadOnly returns the value of SqlReadOnly.
+func (s *AiEvaluationConfig) GetSqlReadOnly() *AiNoSettings {
+	return s.SqlReadOnly
+}
+
+// GetSqlRestrictedTables returns the value of SqlRestrictedTables.
+func (s *AiEvaluationConfig) GetSqlRestrictedTables() OptAiTables {
+	return s.SqlRestrictedTables
+}
+
+// GetToxicity returns the value of Toxicity.
+func (s *AiEvaluationConfig) GetToxicity() *AiNoSettings {
+	return s.Toxicity
+}
+
+// SetAllowedTopics sets the value of AllowedTopics.
+func (s *AiEvaluationConfig) SetAllowedTopics(val OptAiTopics) {
+	s.AllowedTopics = val
+}
+
+// SetCompetition sets the value of Competition.
+func (s *AiEvaluationConfig) SetCompetition(val OptAiCompetitors) {
+	s.Competition = val
+}
+
+// SetCustomEvaluation sets the value of CustomEvaluation.
+func (s *AiEvaluationConfig) SetCustomEvaluation(val OptAiCustomEvaluationSettings) {
+	s.CustomEvaluation = val
+}
+
+// SetHallucinationCompleteness sets the value of HallucinationCompleteness.
+func (s *AiEvaluationConfig) SetHallucinationCompleteness(val *AiNoSettings) {
+	s.HallucinationCompleteness = val
+}
+
+// SetHallucinationContextAdherence sets the value of HallucinationContextAdherence.
+func (s *AiEvaluationConfig) SetHallucinationContextAdherence(val *AiNoSettings) {
+	s.HallucinationContextAdherence = val
+}
+
+// SetHallucinationContextRelevance sets the value of HallucinationContextRelevance.
+func (s *AiEvaluationConfig) SetHallucinationContextRelevance(val *AiNoSettings) {
+	s.HallucinationContextRelevance = val
+}
+
+// SetHallucinationCorrectness sets the value of HallucinationCorrectness.
+func (s *AiEvaluationConfig) SetHallucinationCorrectness(val *AiNoSettings) {
+	s.HallucinationCorrectness = val
+}
+
+// SetHallucinationTaskAdherence sets the value of HallucinationTaskAdherence.
+func (s *AiEvaluationConfig) SetHallucinationTaskAdherence(val *AiNoSettings) {
+	s.HallucinationTaskAdherence = val
+}
+
+// SetLanguageMismatch sets the value of LanguageMismatch.
+func (s *AiEvaluationConfig) SetLanguageMismatch(val *AiNoSettings) {
+	s.LanguageMismatch = val
+}
+
+// SetPii sets the value of Pii.
+func (s *AiEvaluationConfig) SetPii(val OptAiPiiSettings) {
+	s.Pii = val
+}
+
+// SetPromptInjection sets the value of PromptInjection.
+func (s *AiEvaluationConfig) SetPromptInjection(val OptAiPromptInjectionSettings) {
+	s.PromptInjection = val
+}
+
+// SetRestrictedTopics sets the value of RestrictedTopics.
+func (s *AiEvaluationConfig) SetRestrictedTopics(val OptAiTopics) {
+	s.RestrictedTopics = val
+}
+
+// SetSexism sets the value of Sexism.
+func (s *AiEvaluationConfig) SetSexism(val *AiNoSettings) {
+	s.Sexism = val
+}
+
+// SetSqlAllowedTables sets the value of SqlAllowedTables.
+func (s *AiEvaluationConfig) SetSqlAllowedTables(val OptAiTables) {
+	s.SqlAllowedTables = val
+}
+
+// SetSqlHallucination sets the value of SqlHallucination.
+func (s *AiEvaluationConfig) SetSqlHallucination(val *AiNoSettings) {
+	s.SqlHallucination = val
+}
+
+// SetSqlLoad sets the value of SqlLoad.
+func (s *AiEvaluationConfig) SetSqlLoad(val OptAiSqlLoadSettings) {
+	s.SqlLoad = val
+}
+
+// SetSqlReadOnly sets the value of SqlReadOnly.
+func (s *AiEvaluationConfig) SetSqlReadOnly(val *AiNoSettings) {
+	s.SqlReadOnly = val
+}
+
+// SetSqlRestrictedTables sets the value of SqlRestrictedTables.
+func (s *AiEvaluationConfig) SetSqlRestrictedTables(val OptAiTables) {
+	s.SqlRestrictedTables = val
+}
+
+// SetToxicity sets the value of Toxicity.
+func (s *AiEvaluationConfig) SetToxicity(val *AiNoSettings) {
+	s.Toxicity = val
+}
+
+// Ref: #/components/schemas/AiEvaluationCounts
+type AiEvaluationCounts struct {
+	// For each evaluation type, the number of applications it covers.
+	Counts OptAiEvaluationCountsCounts `json:"counts"`
+}
+
+// GetCounts returns the value of Counts.
+func (s *AiEvaluationCounts) GetCounts() OptAiEvaluationCountsCounts {
+	return s.Counts
+}
+
+// SetCounts sets the value of Counts.
+func (s *AiEvaluationCounts) SetCounts(val OptAiEvaluationCountsCounts) {
+	s.Counts = val
+}
+
+// For each evaluation type, the number of applications it covers.
+type AiEvaluationCountsCounts map[string]int64
+
+func (s *AiEvaluationCountsCounts) init() AiEvaluationCountsCounts {
+	m := *s
+	if m == nil {
+		m = map[string]int64{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AiEvaluationEnvelope
+type AiEvaluationEnvelope struct {
+	AiEvaluation OptAiEvaluation `json:"aiEvaluation"`
+}
+
+// GetAiEvaluation returns the value of AiEvaluation.
+func (s *AiEvaluationEnvelope) GetAiEvaluation() OptAiEvaluation {
+	return s.AiEvaluation
+}
+
+// SetAiEvaluation sets the value of AiEvaluation.
+func (s *AiEvaluationEnvelope) SetAiEvaluation(val OptAiEvaluation) {
+	s.AiEvaluation = val
+}
+
+// Ref: #/components/schemas/AiEvaluationInput
+type AiEvaluationInput struct {
+	Application OptString             `json:"application"`
+	Subsystem   OptString             `json:"subsystem"`
+	Config      OptAiEvaluationConfig `json:"config"`
+	Target      OptAiEvaluationTarget `json:"target"`
+	Threshold   OptFloat64            `json:"threshold"`
+	IsEnabled   OptBool               `json:"isEnabled"`
+}
+
+// GetApplication returns the value of Application.
+func (s *AiEvaluationInput) GetApplication() OptString {
+	return s.Application
+}
+
+// GetSubsystem returns the value of Subsystem.
+func (s *AiEvaluationInput) GetSubsystem() OptString {
+	return s.Subsystem
+}
+
+// GetConfig returns the value of Config.
+func (s *AiEvaluationInput) GetConfig() OptAiEvaluationConfig {
+	return s.Config
+}
+
+// GetTarget returns the value of Target.
+func (s *AiEvaluationInput) GetTarget() OptAiEvaluationTarget {
+	return s.Target
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AiEvaluationInput) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// GetIsEnabled returns the value of IsEnabled.
+func (s *AiEvaluationInput) GetIsEnabled() OptBool {
+	return s.IsEnabled
+}
+
+// SetApplication sets the value of Application.
+func (s *AiEvaluationInput) SetApplication(val OptString) {
+	s.Application = val
+}
+
+// SetSubsystem sets the value of Subsystem.
+func (s *AiEvaluationInput) SetSubsystem(val OptString) {
+	s.Subsystem = val
+}
+
+// SetConfig sets the value of Config.
+func (s *AiEvaluationInput) SetConfig(val OptAiEvaluationConfig) {
+	s.Config = val
+}
+
+// SetTarget sets the value of Target.
+func (s *AiEvaluationInput) SetTarget(val OptAiEvaluationTarget) {
+	s.Target = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AiEvaluationInput) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// SetIsEnabled sets the value of IsEnabled.
+func (s *AiEvaluationInput) SetIsEnabled(val OptBool) {
+	s.IsEnabled = val
+}
+
+// Ref: #/components/schemas/AiEvaluationList
+type AiEvaluationList struct {
+	AiEvaluations []AiEvaluation `json:"aiEvaluations"`
+}
+
+// GetAiEvaluations returns the value of AiEvaluations.
+func (s *AiEvaluationList) GetAiEvaluations() []AiEvaluation {
+	return s.AiEvaluations
+}
+
+// SetAiEvaluations sets the value of AiEvaluations.
+func (s *AiEvaluationList) SetAiEvaluations(val []AiEvaluation) {
+	s.AiEvaluations = val
+}
+
+// What the evaluation reads of a span.
+// Ref: #/components/schemas/AiEvaluationTarget
+type AiEvaluationTarget string
+
+const (
+	AiEvaluationTargetPROMPT       AiEvaluationTarget = "PROMPT"
+	AiEvaluationTargetRESPONSE     AiEvaluationTarget = "RESPONSE"
+	AiEvaluationTargetCONVERSATION AiEvaluationTarget = "CONVERSATION"
+)
+
+// AllValues returns all AiEvaluationTarget values.
+func (AiEvaluationTarget) AllValues() []AiEvaluationTarget {
+	return []AiEvaluationTarget{
+		AiEvaluationTargetPROMPT,
+		AiEvaluationTargetRESPONSE,
+		AiEvaluationTargetCONVERSATION,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AiEvaluationTarget) MarshalText() ([]byte, error) {
+	switch s {
+	case AiEvaluationTargetPROMPT:
+		return []byte(s), nil
+	case AiEvaluationTargetRESPONSE:
+		return []byte(s), nil
+	case AiEvaluationTargetCONVERSATION:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AiEvaluationTarget) UnmarshalText(data []byte) error {
+	switch AiEvaluationTarget(data) {
+	case AiEvaluationTargetPROMPT:
+		*s = AiEvaluationTargetPROMPT
+		return nil
+	case AiEvaluationTargetRESPONSE:
+		*s = AiEvaluationTargetRESPONSE
+		return nil
+	case AiEvaluationTargetCONVERSATION:
+		*s = AiEvaluationTargetCONVERSATION
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AiEvaluationType
+type AiEvaluationType string
+
+const (
+	AiEvaluationTypeALLOWEDTOPICS                 AiEvaluationType = "ALLOWED_TOPICS"
+	AiEvaluationTypeCOMPETITION                   AiEvaluationType = "COMPETITION"
+	AiEvaluationTypeHALLUCINATIONCOMPLETENESS     AiEvaluationType = "HALLUCINATION_COMPLETENESS"
+	AiEvaluationTypeHALLUCINATIONCONTEXTADHERENCE AiEvaluationType = "HALLUCINATION_CONTEXT_ADHERENCE"
+	AiEvaluationTypeHALLUCINATIONCONTEXTRELEVANCE AiEvaluationType = "HALLUCINATION_CONTEXT_RELEVANCE"
+	AiEvaluationTypeHALLUCINATIONCORRECTNESS      AiEvaluationType = "HALLUCINATION_CORRECTNESS"
+	AiEvaluationTypePII                           AiEvaluationType = "PII"
+	AiEvaluationTypePROMPTINJECTION               AiEvaluationType = "PROMPT_INJECTION"
+	AiEvaluationTypeRESTRICTEDTOPICS              AiEvaluationType = "RESTRICTED_TOPICS"
+	AiEvaluationTypeSEXISM                        AiEvaluationType = "SEXISM"
+	AiEvaluationTypeSQLALLOWEDTABLES              AiEvaluationType = "SQL_ALLOWED_TABLES"
+	AiEvaluationTypeSQLHALLUCINATION              AiEvaluationType = "SQL_HALLUCINATION"
+	AiEvaluationTypeSQLREADONLY                   AiEvaluationType = "SQL_READ_ONLY"
+	AiEvaluationTypeSQLRESTRICTEDTABLES           AiEvaluationType = "SQL_RESTRICTED_TABLES"
+	AiEvaluationTypeTOXICITY                      AiEvaluationType = "TOXICITY"
+	AiEvaluationTypeHALLUCINATIONTASKADHERENCE    AiEvaluationType = "HALLUCINATION_TASK_ADHERENCE"
+	AiEvaluationTypeSQLLOAD                       AiEvaluationType = "SQL_LOAD"
+	AiEvaluationTypeLANGUAGEMISMATCH              AiEvaluationType = "LANGUAGE_MISMATCH"
+	AiEvaluationTypeCUSTOMEVALUATION              AiEvaluationType = "CUSTOM_EVALUATION"
+)
+
+// AllValues returns all AiEvaluationType values.
+func (AiEvaluationType) AllValues() []AiEvaluationType {
+	return []AiEvaluationType{
+		AiEvaluationTypeALLOWEDTOPICS,
+		AiEvaluationTypeCOMPETITION,
+		AiEvaluationTypeHALLUCINATIONCOMPLETENESS,
+		AiEvaluationTypeHALLUCINATIONCONTEXTADHERENCE,
+		AiEvaluationTypeHALLUCINATIONCONTEXTRELEVANCE,
+		AiEvaluationTypeHALLUCINATIONCORRECTNESS,
+		AiEvaluationTypePII,
+		AiEvaluationTypePROMPTINJECTION,
+		AiEvaluationTypeRESTRICTEDTOPICS,
+		AiEvaluationTypeSEXISM,
+		AiEvaluationTypeSQLALLOWEDTABLES,
+		AiEvaluationTypeSQLHALLUCINATION,
+		AiEvaluationTypeSQLREADONLY,
+		AiEvaluationTypeSQLRESTRICTEDTABLES,
+		AiEvaluationTypeTOXICITY,
+		AiEvaluationTypeHALLUCINATIONTASKADHERENCE,
+		AiEvaluationTypeSQLLOAD,
+		AiEvaluationTypeLANGUAGEMISMATCH,
+		AiEvaluationTypeCUSTOMEVALUATION,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AiEvaluationType) MarshalText() ([]byte, error) {
+	switch s {
+	case AiEvaluationTypeALLOWEDTOPICS:
+		return []byte(s), nil
+	case AiEvaluationTypeCOMPETITION:
+		return []byte(s), nil
+	case AiEvaluationTypeHALLUCINATIONCOMPLETENESS:
+		return []byte(s), nil
+	case AiEvaluationTypeHALLUCINATIONCONTEXTADHERENCE:
+		return []byte(s), nil
+	case AiEvaluationTypeHALLUCINATIONCONTEXTRELEVANCE:
+		return []byte(s), nil
+	case AiEvaluationTypeHALLUCINATIONCORRECTNESS:
+		return []byte(s), nil
+	case AiEvaluationTypePII:
+		return []byte(s), nil
+	case AiEvaluationTypePROMPTINJECTION:
+		return []byte(s), nil
+	case AiEvaluationTypeRESTRICTEDTOPICS:
+		return []byte(s), nil
+	case AiEvaluationTypeSEXISM:
+		return []byte(s), nil
+	case AiEvaluationTypeSQLALLOWEDTABLES:
+		return []byte(s), nil
+	case AiEvaluationTypeSQLHALLUCINATION:
+		return []byte(s), nil
+	case AiEvaluationTypeSQLREADONLY:
+		return []byte(s), nil
+	case AiEvaluationTypeSQLRESTRICTEDTABLES:
+		return []byte(s), nil
+	case AiEvaluationTypeTOXICITY:
+		return []byte(s), nil
+	case AiEvaluationTypeHALLUCINATIONTASKADHERENCE:
+		return []byte(s), nil
+	case AiEvaluationTypeSQLLOAD:
+		return []byte(s), nil
+	case AiEvaluationTypeLANGUAGEMISMATCH:
+		return []byte(s), nil
+	case AiEvaluationTypeCUSTOMEVALUATION:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AiEvaluationType) UnmarshalText(data []byte) error {
+	switch AiEvaluationType(data) {
+	case AiEvaluationTypeALLOWEDTOPICS:
+		*s = AiEvaluationTypeALLOWEDTOPICS
+		return nil
+	case AiEvaluationTypeCOMPETITION:
+		*s = AiEvaluationTypeCOMPETITION
+		return nil
+	case AiEvaluationTypeHALLUCINATIONCOMPLETENESS:
+		*s = AiEvaluationTypeHALLUCINATIONCOMPLETENESS
+		return nil
+	case AiEvaluationTypeHALLUCINATIONCONTEXTADHERENCE:
+		*s = AiEvaluationTypeHALLUCINATIONCONTEXTADHERENCE
+		return nil
+	case AiEvaluationTypeHALLUCINATIONCONTEXTRELEVANCE:
+		*s = AiEvaluationTypeHALLUCINATIONCONTEXTRELEVANCE
+		return nil
+	case AiEvaluationTypeHALLUCINATIONCORRECTNESS:
+		*s = AiEvaluationTypeHALLUCINATIONCORRECTNESS
+		return nil
+	case AiEvaluationTypePII:
+		*s = AiEvaluationTypePII
+		return nil
+	case AiEvaluationTypePROMPTINJECTION:
+		*s = AiEvaluationTypePROMPTINJECTION
+		return nil
+	case AiEvaluationTypeRESTRICTEDTOPICS:
+		*s = AiEvaluationTypeRESTRICTEDTOPICS
+		return nil
+	case AiEvaluationTypeSEXISM:
+		*s = AiEvaluationTypeSEXISM
+		return nil
+	case AiEvaluationTypeSQLALLOWEDTABLES:
+		*s = AiEvaluationTypeSQLALLOWEDTABLES
+		return nil
+	case AiEvaluationTypeSQLHALLUCINATION:
+		*s = AiEvaluationTypeSQLHALLUCINATION
+		return nil
+	case AiEvaluationTypeSQLREADONLY:
+		*s = AiEvaluationTypeSQLREADONLY
+		return nil
+	case AiEvaluationTypeSQLRESTRICTEDTABLES:
+		*s = AiEvaluationTypeSQLRESTRICTEDTABLES
+		return nil
+	case AiEvaluationTypeTOXICITY:
+		*s = AiEvaluationTypeTOXICITY
+		return nil
+	case AiEvaluationTypeHALLUCINATIONTASKADHERENCE:
+		*s = AiEvaluationTypeHALLUCINATIONTASKADHERENCE
+		return nil
+	case AiEvaluationTypeSQLLOAD:
+		*s = AiEvaluationTypeSQLLOAD
+		return nil
+	case AiEvaluationTypeLANGUAGEMISMATCH:
+		*s = AiEvaluationTypeLANGUAGEMISMATCH
+		return nil
+	case AiEvaluationTypeCUSTOMEVALUATION:
+		*s = AiEvaluationTypeCUSTOMEVALUATION
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AiEvaluationUpdate
+type AiEvaluationUpdate struct {
+	Application OptString             `json:"application"`
+	Subsystem   OptString             `json:"subsystem"`
+	Config      OptAiEvaluationConfig `json:"config"`
+	Target      OptAiEvaluationTarget `json:"target"`
+	Threshold   OptFloat64            `json:"threshold"`
+	IsEnabled   OptBool               `json:"isEnabled"`
+	UpdateMask  OptString             `json:"updateMask"`
+}
+
+// GetApplication returns the value of Application.
+func (s *AiEvaluationUpdate) GetApplication() OptString {
+	return s.Application
+}
+
+// GetSubsystem returns the value of Subsystem.
+func (s *AiEvaluationUpdate) GetSubsystem() OptString {
+	return s.Subsystem
+}
+
+// GetConfig returns the value of Config.
+func (s *AiEvaluationUpdate) GetConfig() OptAiEvaluationConfig {
+	return s.Config
+}
+
+// GetTarget returns the value of Target.
+func (s *AiEvaluationUpdate) GetTarget() OptAiEvaluationTarget {
+	return s.Target
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AiEvaluationUpdate) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// GetIsEnabled returns the value of IsEnabled.
+func (s *AiEvaluationUpdate) GetIsEnabled() OptBool {
+	return s.IsEnabled
+}
+
+// GetUpdateMask returns the value of UpdateMask.
+func (s *AiEvaluationUpdate) GetUpdateMask() OptString {
+	return s.UpdateMask
+}
+
+// SetApplication sets the value of Application.
+func (s *AiEvaluationUpdate) SetApplication(val OptString) {
+	s.Application = val
+}
+
+// SetSubsystem sets the value of Subsystem.
+func (s *AiEvaluationUpdate) SetSubsystem(val OptString) {
+	s.Subsystem = val
+}
+
+// SetConfig sets the value of Config.
+func (s *AiEvaluationUpdate) SetConfig(val OptAiEvaluationConfig) {
+	s.Config = val
+}
+
+// SetTarget sets the value of Target.
+func (s *AiEvaluationUpdate) SetTarget(val OptAiEvaluationTarget) {
+	s.Target = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AiEvaluationUpdate) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// SetIsEnabled sets the value of IsEnabled.
+func (s *AiEvaluationUpdate) SetIsEnabled(val OptBool) {
+	s.IsEnabled = val
+}
+
+// SetUpdateMask sets the value of UpdateMask.
+func (s *AiEvaluationUpdate) SetUpdateMask(val OptString) {
+	s.UpdateMask = val
+}
+
+// What one model costs, in US dollars per million tokens.
+// Ref: #/components/schemas/AiModelPrice
+type AiModelPrice struct {
+	InputPricePerMillionTokens      OptFloat64 `json:"inputPricePerMillionTokens"`
+	OutputPricePerMillionTokens     OptFloat64 `json:"outputPricePerMillionTokens"`
+	CacheReadPricePerMillionTokens  OptFloat64 `json:"cacheReadPricePerMillionTokens"`
+	CacheWritePricePerMillionTokens OptFloat64 `json:"cacheWritePricePerMillionTokens"`
+}
+
+// GetInputPricePerMillionTokens returns the value of InputPricePerMillionTokens.
+func (s *AiModelPrice) GetInputPricePerMillionTokens() OptFloat64 {
+	return s.InputPricePerMillionTokens
+}
+
+// GetOutputPricePerMillionTokens returns the value of OutputPricePerMillionTokens.
+func (s *AiModelPrice) GetOutputPricePerMillionTokens() OptFloat64 {
+	return s.OutputPricePerMillionTokens
+}
+
+// GetCacheReadPricePerMillionTokens returns the value of CacheReadPricePerMillionTokens.
+func (s *AiModelPrice) GetCacheReadPricePerMillionTokens() OptFloat64 {
+	return s.CacheReadPricePerMillionTokens
+}
+
+// GetCacheWritePricePerMillionTokens returns the value of CacheWritePricePerMillionTokens.
+func (s *AiModelPrice) GetCacheWritePricePerMillionTokens() OptFloat64 {
+	return s.CacheWritePricePerMillionTokens
+}
+
+// SetInputPricePerMillionTokens sets the value of InputPricePerMillionTokens.
+func (s *AiModelPrice) SetInputPricePerMillionTokens(val OptFloat64) {
+	s.InputPricePerMillionTokens = val
+}
+
+// SetOutputPricePerMillionTokens sets the value of OutputPricePerMillionTokens.
+func (s *AiModelPrice) SetOutputPricePerMillionTokens(val OptFloat64) {
+	s.OutputPricePerMillionTokens = val
+}
+
+// SetCacheReadPricePerMillionTokens sets the value of CacheReadPricePerMillionTokens.
+func (s *AiModelPrice) SetCacheReadPricePerMillionTokens(val OptFloat64) {
+	s.CacheReadPricePerMillionTokens = val
+}
+
+// SetCacheWritePricePerMillionTokens sets the value of CacheWritePricePerMillionTokens.
+func (s *AiModelPrice) SetCacheWritePricePerMillionTokens(val OptFloat64) {
+	s.CacheWritePricePerMillionTokens = val
+}
+
+// Ref: #/components/schemas/AiModelPricing
+type AiModelPricing struct {
+	ID OptAiUuid `json:"id"`
+	// The team's id.
+	CompanyId OptString               `json:"companyId"`
+	Prices    OptAiModelPricingPrices `json:"prices"`
+}
+
+// GetID returns the value of ID.
+func (s *AiModelPricing) GetID() OptAiUuid {
+	return s.ID
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *AiModelPricing) GetCompanyId() OptString {
+	return s.CompanyId
+}
+
+// GetPrices returns the value of Prices.
+func (s *AiModelPricing) GetPrices() OptAiModelPricingPrices {
+	return s.Prices
+}
+
+// SetID sets the value of ID.
+func (s *AiModelPricing) SetID(val OptAiUuid) {
+	s.ID = val
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *AiModelPricing) SetCompanyId(val OptString) {
+	s.CompanyId = val
+}
+
+// SetPrices sets the value of Prices.
+func (s *AiModelPricing) SetPrices(val OptAiModelPricingPrices) {
+	s.Prices = val
+}
+
+// Ref: #/components/schemas/AiModelPricingEnvelope
+type AiModelPricingEnvelope struct {
+	Pricing OptAiModelPricing `json:"pricing"`
+}
+
+// GetPricing returns the value of Pricing.
+func (s *AiModelPricingEnvelope) GetPricing() OptAiModelPricing {
+	return s.Pricing
+}
+
+// SetPricing sets the value of Pricing.
+func (s *AiModelPricingEnvelope) SetPricing(val OptAiModelPricing) {
+	s.Pricing = val
+}
+
+// Ref: #/components/schemas/AiModelPricingInput
+type AiModelPricingInput struct {
+	Prices AiModelPricingInputPrices `json:"prices"`
+}
+
+// GetPrices returns the value of Prices.
+func (s *AiModelPricingInput) GetPrices() AiModelPricingInputPrices {
+	return s.Prices
+}
+
+// SetPrices sets the value of Prices.
+func (s *AiModelPricingInput) SetPrices(val AiModelPricingInputPrices) {
+	s.Prices = val
+}
+
+type AiModelPricingInputPrices map[string]AiModelPrice
+
+func (s *AiModelPricingInputPrices) init() AiModelPricingInputPrices {
+	m := *s
+	if m == nil {
+		m = map[string]AiModelPrice{}
+		*s = m
+	}
+	return m
+}
+
+type AiModelPricingPrices map[string]AiModelPrice
+
+func (s *AiModelPricingPrices) init() AiModelPricingPrices {
+	m := *s
+	if m == nil {
+		m = map[string]AiModelPrice{}
+		*s = m
+	}
+	return m
+}
+
+// A type without settings.
+// Ref: #/components/schemas/AiNoSettings
+type AiNoSettings struct{}
+
+// Ref: #/components/schemas/AiPiiCategory
+type AiPiiCategory string
+
+const (
+	AiPiiCategoryPHONENUMBER  AiPiiCategory = "PHONE_NUMBER"
+	AiPiiCategoryEMAILADDRESS AiPiiCategory = "EMAIL_ADDRESS"
+	AiPiiCategoryCREDITCARD   AiPiiCategory = "CREDIT_CARD"
+	AiPiiCategoryIBANCODE     AiPiiCategory = "IBAN_CODE"
+	AiPiiCategoryUSSSN        AiPiiCategory = "US_SSN"
+)
+
+// AllValues returns all AiPiiCategory values.
+func (AiPiiCategory) AllValues() []AiPiiCategory {
+	return []AiPiiCategory{
+		AiPiiCategoryPHONENUMBER,
+		AiPiiCategoryEMAILADDRESS,
+		AiPiiCategoryCREDITCARD,
+		AiPiiCategoryIBANCODE,
+		AiPiiCategoryUSSSN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AiPiiCategory) MarshalText() ([]byte, error) {
+	switch s {
+	case AiPiiCategoryPHONENUMBER:
+		return []byte(s), nil
+	case AiPiiCategoryEMAILADDRESS:
+		return []byte(s), nil
+	case AiPiiCategoryCREDITCARD:
+		return []byte(s), nil
+	case AiPiiCategoryIBANCODE:
+		return []byte(s), nil
+	case AiPiiCategoryUSSSN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AiPiiCategory) UnmarshalText(data []byte) error {
+	switch AiPiiCategory(data) {
+	case AiPiiCategoryPHONENUMBER:
+		*s = AiPiiCategoryPHONENUMBER
+		return nil
+	case AiPiiCategoryEMAILADDRESS:
+		*s = AiPiiCategoryEMAILADDRESS
+		return nil
+	case AiPiiCategoryCREDITCARD:
+		*s = AiPiiCategoryCREDITCARD
+		return nil
+	case AiPiiCategoryIBANCODE:
+		*s = AiPiiCategoryIBANCODE
+		return nil
+	case AiPiiCategoryUSSSN:
+		*s = AiPiiCategoryUSSSN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AiPiiSettings
+type AiPiiSettings struct {
+	Categories []AiPiiCategory `json:"categories"`
+}
+
+// GetCategories returns the value of Categories.
+func (s *AiPiiSettings) GetCategories() []AiPiiCategory {
+	return s.Categories
+}
+
+// SetCategories sets the value of Categories.
+func (s *AiPiiSettings) SetCategories(val []AiPiiCategory) {
+	s.Categories = val
+}
+
+// Ref: #/components/schemas/AiPromptInjectionSettings
+type AiPromptInjectionSettings struct {
+	AdditionalContext OptString `json:"additionalContext"`
+}
+
+// GetAdditionalContext returns the value of AdditionalContext.
+func (s *AiPromptInjectionSettings) GetAdditionalContext() OptString {
+	return s.AdditionalContext
+}
+
+// SetAdditionalContext sets the value of AdditionalContext.
+func (s *AiPromptInjectionSettings) SetAdditionalContext(val OptString) {
+	s.AdditionalContext = val
+}
+
+// Bounds on how complex a query may be.
+// Ref: #/components/schemas/AiSqlLoadSettings
+type AiSqlLoadSettings struct {
+	AllowRecursiveCte OptBool   `json:"allowRecursiveCte"`
+	CteLimit          OptString `json:"cteLimit"`
+	JoinLimit         OptString `json:"joinLimit"`
+}
+
+// GetAllowRecursiveCte returns the value of AllowRecursiveCte.
+func (s *AiSqlLoadSettings) GetAllowRecursiveCte() OptBool {
+	return s.AllowRecursiveCte
+}
+
+// GetCteLimit returns the value of CteLimit.
+func (s *AiSqlLoadSettings) GetCteLimit() OptString {
+	return s.CteLimit
+}
+
+// GetJoinLimit returns the value of JoinLimit.
+func (s *AiSqlLoadSettings) GetJoinLimit() OptString {
+	return s.JoinLimit
+}
+
+// SetAllowRecursiveCte sets the value of AllowRecursiveCte.
+func (s *AiSqlLoadSettings) SetAllowRecursiveCte(val OptBool) {
+	s.AllowRecursiveCte = val
+}
+
+// SetCteLimit sets the value of CteLimit.
+func (s *AiSqlLoadSettings) SetCteLimit(val OptString) {
+	s.CteLimit = val
+}
+
+// SetJoinLimit sets the value of JoinLimit.
+func (s *AiSqlLoadSettings) SetJoinLimit(val OptString) {
+	s.JoinLimit = val
+}
+
+// Ref: #/components/schemas/AiTables
+type AiTables struct {
+	Tables AiTextList `json:"tables"`
+}
+
+// GetTables returns the value of Tables.
+func (s *AiTables) GetTables() AiTextList {
+	return s.Tables
+}
+
+// SetTables sets the value of Tables.
+func (s *AiTables) SetTables(val AiTextList) {
+	s.Tables = val
+}
+
+type AiTextList []string
+
+// Ref: #/components/schemas/AiTopics
+type AiTopics struct {
+	Topics AiTextList `json:"topics"`
+}
+
+// GetTopics returns the value of Topics.
+func (s *AiTopics) GetTopics() AiTextList {
+	return s.Topics
+}
+
+// SetTopics sets the value of Topics.
+func (s *AiTopics) SetTopics(val AiTextList) {
+	s.Topics = val
+}
+
+type AiUuid string
+
 // A stored alert definition. `id`, `alertVersionId`, the times and `status` are set by the server; in
 // requests they are ignored.
 // Ref: #/components/schemas/AlertDef
@@ -25164,6 +26836,788 @@ func (o OptActorText) Get() (v ActorText, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptActorText) Or(d ActorText) ActorText {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiApplication returns new OptAiApplication with value set to v.
+func NewOptAiApplication(v AiApplication) OptAiApplication {
+	return OptAiApplication{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiApplication is optional AiApplication.
+type OptAiApplication struct {
+	Value AiApplication
+	Set   bool
+}
+
+// IsSet returns true if OptAiApplication was set.
+func (o OptAiApplication) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiApplication) Reset() {
+	var v AiApplication
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiApplication) SetTo(v AiApplication) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiApplication) Get() (v AiApplication, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiApplication) Or(d AiApplication) AiApplication {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiCompetitors returns new OptAiCompetitors with value set to v.
+func NewOptAiCompetitors(v AiCompetitors) OptAiCompetitors {
+	return OptAiCompetitors{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiCompetitors is optional AiCompetitors.
+type OptAiCompetitors struct {
+	Value AiCompetitors
+	Set   bool
+}
+
+// IsSet returns true if OptAiCompetitors was set.
+func (o OptAiCompetitors) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiCompetitors) Reset() {
+	var v AiCompetitors
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiCompetitors) SetTo(v AiCompetitors) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiCompetitors) Get() (v AiCompetitors, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiCompetitors) Or(d AiCompetitors) AiCompetitors {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiCustomEvaluation returns new OptAiCustomEvaluation with value set to v.
+func NewOptAiCustomEvaluation(v AiCustomEvaluation) OptAiCustomEvaluation {
+	return OptAiCustomEvaluation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiCustomEvaluation is optional AiCustomEvaluation.
+type OptAiCustomEvaluation struct {
+	Value AiCustomEvaluation
+	Set   bool
+}
+
+// IsSet returns true if OptAiCustomEvaluation was set.
+func (o OptAiCustomEvaluation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiCustomEvaluation) Reset() {
+	var v AiCustomEvaluation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiCustomEvaluation) SetTo(v AiCustomEvaluation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiCustomEvaluation) Get() (v AiCustomEvaluation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiCustomEvaluation) Or(d AiCustomEvaluation) AiCustomEvaluation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiCustomEvaluationSettings returns new OptAiCustomEvaluationSettings with value set to v.
+func NewOptAiCustomEvaluationSettings(v AiCustomEvaluationSettings) OptAiCustomEvaluationSettings {
+	return OptAiCustomEvaluationSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiCustomEvaluationSettings is optional AiCustomEvaluationSettings.
+type OptAiCustomEvaluationSettings struct {
+	Value AiCustomEvaluationSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAiCustomEvaluationSettings was set.
+func (o OptAiCustomEvaluationSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiCustomEvaluationSettings) Reset() {
+	var v AiCustomEvaluationSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiCustomEvaluationSettings) SetTo(v AiCustomEvaluationSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiCustomEvaluationSettings) Get() (v AiCustomEvaluationSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiCustomEvaluationSettings) Or(d AiCustomEvaluationSettings) AiCustomEvaluationSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiEvaluation returns new OptAiEvaluation with value set to v.
+func NewOptAiEvaluation(v AiEvaluation) OptAiEvaluation {
+	return OptAiEvaluation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiEvaluation is optional AiEvaluation.
+type OptAiEvaluation struct {
+	Value AiEvaluation
+	Set   bool
+}
+
+// IsSet returns true if OptAiEvaluation was set.
+func (o OptAiEvaluation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiEvaluation) Reset() {
+	var v AiEvaluation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiEvaluation) SetTo(v AiEvaluation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiEvaluation) Get() (v AiEvaluation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiEvaluation) Or(d AiEvaluation) AiEvaluation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiEvaluationConfig returns new OptAiEvaluationConfig with value set to v.
+func NewOptAiEvaluationConfig(v AiEvaluationConfig) OptAiEvaluationConfig {
+	return OptAiEvaluationConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiEvaluationConfig is optional AiEvaluationConfig.
+type OptAiEvaluationConfig struct {
+	Value AiEvaluationConfig
+	Set   bool
+}
+
+// IsSet returns true if OptAiEvaluationConfig was set.
+func (o OptAiEvaluationConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiEvaluationConfig) Reset() {
+	var v AiEvaluationConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiEvaluationConfig) SetTo(v AiEvaluationConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiEvaluationConfig) Get() (v AiEvaluationConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiEvaluationConfig) Or(d AiEvaluationConfig) AiEvaluationConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiEvaluationCountsCounts returns new OptAiEvaluationCountsCounts with value set to v.
+func NewOptAiEvaluationCountsCounts(v AiEvaluationCountsCounts) OptAiEvaluationCountsCounts {
+	return OptAiEvaluationCountsCounts{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiEvaluationCountsCounts is optional AiEvaluationCountsCounts.
+type OptAiEvaluationCountsCounts struct {
+	Value AiEvaluationCountsCounts
+	Set   bool
+}
+
+// IsSet returns true if OptAiEvaluationCountsCounts was set.
+func (o OptAiEvaluationCountsCounts) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiEvaluationCountsCounts) Reset() {
+	var v AiEvaluationCountsCounts
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiEvaluationCountsCounts) SetTo(v AiEvaluationCountsCounts) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiEvaluationCountsCounts) Get() (v AiEvaluationCountsCounts, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiEvaluationCountsCounts) Or(d AiEvaluationCountsCounts) AiEvaluationCountsCounts {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiEvaluationTarget returns new OptAiEvaluationTarget with value set to v.
+func NewOptAiEvaluationTarget(v AiEvaluationTarget) OptAiEvaluationTarget {
+	return OptAiEvaluationTarget{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiEvaluationTarget is optional AiEvaluationTarget.
+type OptAiEvaluationTarget struct {
+	Value AiEvaluationTarget
+	Set   bool
+}
+
+// IsSet returns true if OptAiEvaluationTarget was set.
+func (o OptAiEvaluationTarget) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiEvaluationTarget) Reset() {
+	var v AiEvaluationTarget
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiEvaluationTarget) SetTo(v AiEvaluationTarget) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiEvaluationTarget) Get() (v AiEvaluationTarget, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiEvaluationTarget) Or(d AiEvaluationTarget) AiEvaluationTarget {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiEvaluationType returns new OptAiEvaluationType with value set to v.
+func NewOptAiEvaluationType(v AiEvaluationType) OptAiEvaluationType {
+	return OptAiEvaluationType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiEvaluationType is optional AiEvaluationType.
+type OptAiEvaluationType struct {
+	Value AiEvaluationType
+	Set   bool
+}
+
+// IsSet returns true if OptAiEvaluationType was set.
+func (o OptAiEvaluationType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiEvaluationType) Reset() {
+	var v AiEvaluationType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiEvaluationType) SetTo(v AiEvaluationType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiEvaluationType) Get() (v AiEvaluationType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiEvaluationType) Or(d AiEvaluationType) AiEvaluationType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiModelPricing returns new OptAiModelPricing with value set to v.
+func NewOptAiModelPricing(v AiModelPricing) OptAiModelPricing {
+	return OptAiModelPricing{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiModelPricing is optional AiModelPricing.
+type OptAiModelPricing struct {
+	Value AiModelPricing
+	Set   bool
+}
+
+// IsSet returns true if OptAiModelPricing was set.
+func (o OptAiModelPricing) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiModelPricing) Reset() {
+	var v AiModelPricing
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiModelPricing) SetTo(v AiModelPricing) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiModelPricing) Get() (v AiModelPricing, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiModelPricing) Or(d AiModelPricing) AiModelPricing {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiModelPricingPrices returns new OptAiModelPricingPrices with value set to v.
+func NewOptAiModelPricingPrices(v AiModelPricingPrices) OptAiModelPricingPrices {
+	return OptAiModelPricingPrices{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiModelPricingPrices is optional AiModelPricingPrices.
+type OptAiModelPricingPrices struct {
+	Value AiModelPricingPrices
+	Set   bool
+}
+
+// IsSet returns true if OptAiModelPricingPrices was set.
+func (o OptAiModelPricingPrices) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiModelPricingPrices) Reset() {
+	var v AiModelPricingPrices
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiModelPricingPrices) SetTo(v AiModelPricingPrices) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiModelPricingPrices) Get() (v AiModelPricingPrices, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiModelPricingPrices) Or(d AiModelPricingPrices) AiModelPricingPrices {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiPiiSettings returns new OptAiPiiSettings with value set to v.
+func NewOptAiPiiSettings(v AiPiiSettings) OptAiPiiSettings {
+	return OptAiPiiSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiPiiSettings is optional AiPiiSettings.
+type OptAiPiiSettings struct {
+	Value AiPiiSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAiPiiSettings was set.
+func (o OptAiPiiSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiPiiSettings) Reset() {
+	var v AiPiiSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiPiiSettings) SetTo(v AiPiiSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiPiiSettings) Get() (v AiPiiSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiPiiSettings) Or(d AiPiiSettings) AiPiiSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiPromptInjectionSettings returns new OptAiPromptInjectionSettings with value set to v.
+func NewOptAiPromptInjectionSettings(v AiPromptInjectionSettings) OptAiPromptInjectionSettings {
+	return OptAiPromptInjectionSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiPromptInjectionSettings is optional AiPromptInjectionSettings.
+type OptAiPromptInjectionSettings struct {
+	Value AiPromptInjectionSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAiPromptInjectionSettings was set.
+func (o OptAiPromptInjectionSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiPromptInjectionSettings) Reset() {
+	var v AiPromptInjectionSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiPromptInjectionSettings) SetTo(v AiPromptInjectionSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiPromptInjectionSettings) Get() (v AiPromptInjectionSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiPromptInjectionSettings) Or(d AiPromptInjectionSettings) AiPromptInjectionSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiSqlLoadSettings returns new OptAiSqlLoadSettings with value set to v.
+func NewOptAiSqlLoadSettings(v AiSqlLoadSettings) OptAiSqlLoadSettings {
+	return OptAiSqlLoadSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiSqlLoadSettings is optional AiSqlLoadSettings.
+type OptAiSqlLoadSettings struct {
+	Value AiSqlLoadSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAiSqlLoadSettings was set.
+func (o OptAiSqlLoadSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiSqlLoadSettings) Reset() {
+	var v AiSqlLoadSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiSqlLoadSettings) SetTo(v AiSqlLoadSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiSqlLoadSettings) Get() (v AiSqlLoadSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiSqlLoadSettings) Or(d AiSqlLoadSettings) AiSqlLoadSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiTables returns new OptAiTables with value set to v.
+func NewOptAiTables(v AiTables) OptAiTables {
+	return OptAiTables{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiTables is optional AiTables.
+type OptAiTables struct {
+	Value AiTables
+	Set   bool
+}
+
+// IsSet returns true if OptAiTables was set.
+func (o OptAiTables) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiTables) Reset() {
+	var v AiTables
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiTables) SetTo(v AiTables) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiTables) Get() (v AiTables, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiTables) Or(d AiTables) AiTables {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiTopics returns new OptAiTopics with value set to v.
+func NewOptAiTopics(v AiTopics) OptAiTopics {
+	return OptAiTopics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiTopics is optional AiTopics.
+type OptAiTopics struct {
+	Value AiTopics
+	Set   bool
+}
+
+// IsSet returns true if OptAiTopics was set.
+func (o OptAiTopics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiTopics) Reset() {
+	var v AiTopics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiTopics) SetTo(v AiTopics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiTopics) Get() (v AiTopics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiTopics) Or(d AiTopics) AiTopics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAiUuid returns new OptAiUuid with value set to v.
+func NewOptAiUuid(v AiUuid) OptAiUuid {
+	return OptAiUuid{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAiUuid is optional AiUuid.
+type OptAiUuid struct {
+	Value AiUuid
+	Set   bool
+}
+
+// IsSet returns true if OptAiUuid was set.
+func (o OptAiUuid) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAiUuid) Reset() {
+	var v AiUuid
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAiUuid) SetTo(v AiUuid) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAiUuid) Get() (v AiUuid, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAiUuid) Or(d AiUuid) AiUuid {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -54040,10 +56494,10 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value";
-// integration instances' secrets are exported as `sensitiveData: {}` and their API keys by id, read
-// alike. An area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` and `aiModelPricing`
+// are single objects. Connectors' secrets are exported as `********`, which an apply reads as "keep
+// the stored value"; integration instances' secrets are exported as `sensitiveData: {}` and their API
+// keys by id, read alike. An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -54072,6 +56526,10 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	AiApplications             ConfigurationResources      `json:"aiApplications"`
+	AiModelPricing             OptConfigurationResource    `json:"aiModelPricing"`
+	AiEvaluations              ConfigurationResources      `json:"aiEvaluations"`
+	AiCustomEvaluations        ConfigurationResources      `json:"aiCustomEvaluations"`
 	Scopes                     ConfigurationResources      `json:"scopes"`
 	Groups                     ConfigurationResources      `json:"groups"`
 	Integrations               ConfigurationResources      `json:"integrations"`
@@ -54201,6 +56659,26 @@ func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
 // GetAlertSchedulerRules returns the value of AlertSchedulerRules.
 func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
+}
+
+// GetAiApplications returns the value of AiApplications.
+func (s *TeamConfiguration) GetAiApplications() ConfigurationResources {
+	return s.AiApplications
+}
+
+// GetAiModelPricing returns the value of AiModelPricing.
+func (s *TeamConfiguration) GetAiModelPricing() OptConfigurationResource {
+	return s.AiModelPricing
+}
+
+// GetAiEvaluations returns the value of AiEvaluations.
+func (s *TeamConfiguration) GetAiEvaluations() ConfigurationResources {
+	return s.AiEvaluations
+}
+
+// GetAiCustomEvaluations returns the value of AiCustomEvaluations.
+func (s *TeamConfiguration) GetAiCustomEvaluations() ConfigurationResources {
+	return s.AiCustomEvaluations
 }
 
 // GetScopes returns the value of Scopes.
@@ -54346,6 +56824,26 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetAiApplications sets the value of AiApplications.
+func (s *TeamConfiguration) SetAiApplications(val ConfigurationResources) {
+	s.AiApplications = val
+}
+
+// SetAiModelPricing sets the value of AiModelPricing.
+func (s *TeamConfiguration) SetAiModelPricing(val OptConfigurationResource) {
+	s.AiModelPricing = val
+}
+
+// SetAiEvaluations sets the value of AiEvaluations.
+func (s *TeamConfiguration) SetAiEvaluations(val ConfigurationResources) {
+	s.AiEvaluations = val
+}
+
+// SetAiCustomEvaluations sets the value of AiCustomEvaluations.
+func (s *TeamConfiguration) SetAiCustomEvaluations(val ConfigurationResources) {
+	s.AiCustomEvaluations = val
 }
 
 // SetScopes sets the value of Scopes.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
+	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
@@ -97,6 +98,7 @@ type handler struct {
 	*outgoingwebhooks.WebhookHandler
 	*integrations.IntegrationHandler
 	*access.AccessHandler
+	*ai.Handler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -216,6 +218,7 @@ func New(opts Options) (*API, error) {
 		}
 	}
 	h.IntegrationHandler = integrations.NewHandler(opts.DB, integrationCatalog, delivery.NewSender(opts.Delivery), h.ExtensionHandler.ForIntegration)
+	h.Handler = ai.NewHandler(opts.DB)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog, integrationCatalog)...)
 	if err != nil {
 		return nil, err

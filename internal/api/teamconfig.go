@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
+	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -217,5 +218,9 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		integrations.Configuration{Catalog: integrationCatalog, ContextualData: true},
 		access.ScopeConfiguration{},
 		access.GroupConfiguration{},
+		ai.ApplicationsConfiguration{},
+		ai.PricingConfiguration{},
+		ai.EvaluationsConfiguration{},
+		ai.CustomConfiguration{},
 	}
 }

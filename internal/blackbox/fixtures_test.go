@@ -174,6 +174,20 @@ func init() {
 		{param: "id", prefix: "/aaa/team-scopes/v1/", create: func(f *fixtureRun) string {
 			return f.created("CreateScope", nil, "id")
 		}},
+		{param: "id", prefix: "/ai/applications/v3/", create: func(f *fixtureRun) string {
+			return f.aiApplication()
+		}},
+		{param: "application_id", prefix: "/ai/", create: func(f *fixtureRun) string {
+			return f.value("id", "/ai/applications/v3/")
+		}},
+		{param: "id", prefix: "/ai/custom-evaluations/v3/", create: func(f *fixtureRun) string {
+			return f.posted("/ai/custom-evaluations/v3", `{"name":"`+leakMarker+` policy","policyType":"quality",`+
+				`"instructions":"Does {response} stay on topic?","description":"`+leakMarker+`"}`)
+		}},
+		{param: "id", prefix: "/ai/evaluations/v3/", create: func(f *fixtureRun) string {
+			return f.posted("/ai/evaluations/v3", `{"application":"`+leakMarker+`","target":"RESPONSE",`+
+				`"config":{"competition":{"competitors":["`+leakMarker+`"]}}}`)
+		}},
 	}
 }
 
@@ -200,6 +214,19 @@ func (f *fixtureRun) connector() string {
 	return f.posted("/notifications/notification-center/v1/connectors",
 		`{"connector":{"name":"qx7 connector","type":"GENERIC_HTTPS","connectorConfig":{"fields":[`+
 			`{"fieldName":"url","value":"http://127.0.0.1:9/qx7"}]}}}`)
+}
+
+// aiApplication registers an AI application of team A through the operator API (the public
+// operations only read and delete them) and returns its id.
+func (f *fixtureRun) aiApplication() string {
+	f.t.Helper()
+	res := f.env.Do(f.t, http.MethodPost, "/admin/v1/teams/"+strconv.FormatInt(f.teamID, 10)+"/ai-applications",
+		"Bearer "+apitest.OperatorKey, "application/json", `{"application":"`+leakMarker+`","subsystem":"qx7"}`)
+	var answer any
+	if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
+		f.fail("register an AI application: %d %.500s", res.Status, res.Body)
+	}
+	return firstProperty(answer, "id")
 }
 
 // posted creates a resource of team A with body at path (under /mgmt/openapi/latest) and returns

@@ -33,6 +33,7 @@ var NotPublic = map[string]string{
 	"ExportTeamConfiguration":          "issue 14: a team's configuration as one document, mgmtapi's own",
 	"ApplyTeamConfiguration":           "issue 14: make a team's configuration equal to a document, mgmtapi's own",
 	"GetSchedulerRulesForAlertmanager": "issue 26: the scheduler rules as Alertmanager silences and time intervals, mgmtapi's own",
+	"AdminRegisterAiApplication":       "operator API (mgmtapi's own): registers a team's AI application (issue 36)",
 }
 
 // publicPathRenamed maps our operations whose path is not their public path without the

@@ -29,7 +29,8 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[^@\\s]+@[^@\\s]+$":                                                           ogenregex.MustCompile("^[^@\\s]+@[^@\\s]+$"),
 	"^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$":                                                ogenregex.MustCompile("^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
-	"^tags\\..*$":                                                                   ogenregex.MustCompile("^tags\\..*$"),
+	"^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$":                            ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$"),
+	"^tags\\..*$": ogenregex.MustCompile("^tags\\..*$"),
 }
 
 type (

@@ -84,6 +84,16 @@ type Invoker interface {
 	//
 	// GET /admin/v1/teams
 	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
+	// AdminRegisterAiApplication invokes AdminRegisterAiApplication operation.
+	//
+	// Mgmtapi ingests no spans, so the AI applications a team's evaluations run against are registered
+	// here (or by the team's configuration document). An application is its `application` name (1–256
+	// characters) and `subsystem` (0–256, empty for none); registering a pair the team already has keeps
+	// its id and creation time and sets `guardrailsIntegrated` (false when left out). A team holds at most
+	// 1000 applications.
+	//
+	// POST /admin/v1/teams/{team_id}/ai-applications
+	AdminRegisterAiApplication(ctx context.Context, request *AiApplicationRegistration, params AdminRegisterAiApplicationParams) (*AiApplicationEnvelope, error)
 	// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 	//
 	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
@@ -330,6 +340,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
+	//
+	// For every evaluation type, how many of the team's applications it covers: the number that the
+	// application list filtered on that type alone holds.
+	//
+	// GET /mgmt/openapi/5/ai/evaluation-counts/v3/per-type
+	CountAiApplicationsPerEvaluationType(ctx context.Context) (*AiEvaluationCounts, error)
 	// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -352,6 +369,29 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAiCustomEvaluation invokes CreateAiCustomEvaluation operation.
+	//
+	// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
+	// (`quality` or `security`) and `instructions` (1 to 1048576 characters naming at least one of
+	// `{prompt}`, `{response}` and `{chat_history}`, the parts of a conversation the evaluator reads).
+	// `examples` (at most 100) label conversations: score `0` for an acceptable one, `1` for a violating
+	// one. `safe` and `violates` describe what is acceptable and what violates the policy.
+	// `applicationIds` link it at once to applications of the team (each must exist: 400 otherwise).
+	//
+	// POST /mgmt/openapi/5/ai/custom-evaluations/v3
+	CreateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationInput) (*AiCustomEvaluationEnvelope, error)
+	// CreateAiEvaluation invokes CreateAiEvaluation operation.
+	//
+	// Stores an evaluation of the spans of `application` (1–256 characters; it need not be registered
+	// yet) and `subsystem` (left out: every subsystem). Required: `application`, `target` and `config`
+	// with exactly one type's settings (`pii`, `toxicity`, …). The settings of a type that has lists
+	// need at least one item: `allowedTopics.topics`, `competition.competitors`,
+	// `restrictedTopics.topics`, `sqlAllowedTables.tables`, `sqlRestrictedTables.tables` (1–256
+	// characters each, no repeats), `pii.categories`. `threshold` is from 0 to 1; `isEnabled` is false
+	// when left out. `createdBy` is the id of the key that created it.
+	//
+	// POST /mgmt/openapi/5/ai/evaluations/v3
+	CreateAiEvaluation(ctx context.Context, request *AiEvaluationInput) (*AiEvaluationEnvelope, error)
 	// CreateAlertDef invokes CreateAlertDef operation.
 	//
 	// Stores a new definition under a server-assigned id and a first version id. The properties hold
@@ -639,6 +679,32 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, request *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAiApplication invokes DeleteAiApplication operation.
+	//
+	// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
+	// linked to it. AI evaluations name an application by its name and subsystem, not by id: they stay,
+	// and cover the application again if it is registered again.
+	//
+	// DELETE /mgmt/openapi/5/ai/applications/v3/{id}
+	DeleteAiApplication(ctx context.Context, params DeleteAiApplicationParams) (*AiDeleted, error)
+	// DeleteAiCustomEvaluation invokes DeleteAiCustomEvaluation operation.
+	//
+	// Deletes the custom evaluation and its links to applications.
+	//
+	// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+	DeleteAiCustomEvaluation(ctx context.Context, params DeleteAiCustomEvaluationParams) (*AiDeleted, error)
+	// DeleteAiEvaluation invokes DeleteAiEvaluation operation.
+	//
+	// Deletes the team's evaluation `id`.
+	//
+	// DELETE /mgmt/openapi/5/ai/evaluations/v3/{id}
+	DeleteAiEvaluation(ctx context.Context, params DeleteAiEvaluationParams) (*AiDeleted, error)
+	// DeleteAiModelPricing invokes DeleteAiModelPricing operation.
+	//
+	// Removes the team's pricing record (404 while it has none).
+	//
+	// DELETE /mgmt/openapi/5/ai/model-pricing/v3
+	DeleteAiModelPricing(ctx context.Context) (*AiDeleted, error)
 	// DeleteAlertDef invokes DeleteAlertDef operation.
 	//
 	// Deletes the definition. Its versions stay readable by version id. A definition that a flow
@@ -881,6 +947,25 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
+	// GetAiApplication invokes GetAiApplication operation.
+	//
+	// The team's application `id`.
+	//
+	// GET /mgmt/openapi/5/ai/applications/v3/{id}
+	GetAiApplication(ctx context.Context, params GetAiApplicationParams) (*AiApplicationEnvelope, error)
+	// GetAiEvaluation invokes GetAiEvaluation operation.
+	//
+	// The team's evaluation `id`.
+	//
+	// GET /mgmt/openapi/5/ai/evaluations/v3/{id}
+	GetAiEvaluation(ctx context.Context, params GetAiEvaluationParams) (*AiEvaluationEnvelope, error)
+	// GetAiModelPricing invokes GetAiModelPricing operation.
+	//
+	// The team's custom price per model, in US dollars per million tokens. `pricing` is left out while the
+	// team has set none.
+	//
+	// GET /mgmt/openapi/5/ai/model-pricing/v3
+	GetAiModelPricing(ctx context.Context) (*AiModelPricingEnvelope, error)
 	// GetAlertDef invokes GetAlertDef operation.
 	//
 	// The current version of the definition. An unknown id is a 404.
@@ -1476,6 +1561,45 @@ type Invoker interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
+	// LinkAiCustomEvaluation invokes LinkAiCustomEvaluation operation.
+	//
+	// Links the custom evaluation to the application; linking it again changes nothing. 404 when the team
+	// has no such custom evaluation, 400 when it has no such application.
+	//
+	// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+	LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
+	// ListAiApplications invokes ListAiApplications operation.
+	//
+	// The AI applications registered for the team (by the operator, `POST
+	// /admin/v1/teams/{team_id}/ai-applications`, or by a configuration document), ordered by application
+	// name, then subsystem. `page_size` (1–1000, 200 when left out) applications per page; `page_offset`
+	// (0–10000) is the number of the page, from 0. With `evaluation_types`, only the applications that
+	// at least one evaluation of one of those types covers: an AI evaluation naming the application (and
+	// its subsystem, or no subsystem), or for CUSTOM_EVALUATION a custom evaluation linked to it.
+	//
+	// GET /mgmt/openapi/5/ai/applications/v3
+	ListAiApplications(ctx context.Context, params ListAiApplicationsParams) (*AiApplicationList, error)
+	// ListAiCustomEvaluations invokes ListAiCustomEvaluations operation.
+	//
+	// Every custom evaluation of the team, oldest first, with the applications it is linked to.
+	//
+	// GET /mgmt/openapi/5/ai/custom-evaluations/v3
+	ListAiCustomEvaluations(ctx context.Context) (*AiCustomEvaluationList, error)
+	// ListAiCustomEvaluationsForApplication invokes ListAiCustomEvaluationsForApplication operation.
+	//
+	// The team's custom evaluations linked to the application, oldest first (404 when the team has no such
+	// application).
+	//
+	// GET /mgmt/openapi/5/ai/custom-evaluations/v3/by-application/{application_id}
+	ListAiCustomEvaluationsForApplication(ctx context.Context, params ListAiCustomEvaluationsForApplicationParams) (*AiCustomEvaluationList, error)
+	// ListAiEvaluations invokes ListAiEvaluations operation.
+	//
+	// The team's AI evaluations, oldest first, of `application`, `subsystem` and `evaluation_type` when
+	// given (CUSTOM_EVALUATION matches the evaluations whose config is `customEvaluation`). Paged as the
+	// application list is.
+	//
+	// GET /mgmt/openapi/5/ai/evaluations/v3
+	ListAiEvaluations(ctx context.Context, params ListAiEvaluationsParams) (*AiEvaluationList, error)
 	// ListAlertDefinitionEvents invokes ListAlertDefinitionEvents operation.
 	//
 	// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
@@ -2106,6 +2230,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/search
 	SearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (*TeamMemberSearchResponse, error)
+	// SetAiModelPricing invokes SetAiModelPricing operation.
+	//
+	// Replaces every price of the team with `prices`: at most 1000 models, each named by 1–256
+	// characters, each with at least one price; a price is a finite number from 0 to 1000000 (US dollars
+	// per million tokens). The pricing record keeps its id from one replacement to the next.
+	//
+	// PUT /mgmt/openapi/5/ai/model-pricing/v3
+	SetAiModelPricing(ctx context.Context, request *AiModelPricingInput) (*AiModelPricingEnvelope, error)
 	// SetCasePriorityOverride invokes SetCasePriorityOverride operation.
 	//
 	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -2289,6 +2421,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, request *ExtensionUndeployInput) (*ExtensionUndeployment, error)
+	// UnlinkAiCustomEvaluation invokes UnlinkAiCustomEvaluation operation.
+	//
+	// Removes the link; a custom evaluation may be left linked to no application. 404 when the team has no
+	// such custom evaluation or the two are not linked.
+	//
+	// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+	UnlinkAiCustomEvaluation(ctx context.Context, params UnlinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
 	// UnpinDashboard invokes UnpinDashboard operation.
 	//
 	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -2296,6 +2435,26 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
+	// UpdateAiCustomEvaluation invokes UpdateAiCustomEvaluation operation.
+	//
+	// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+	// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+	// a named field the body leaves out is cleared (`name`, `policyType` and `instructions` cannot be
+	// cleared). The result is checked as a create checks it. Links to applications change through the link
+	// and unlink operations.
+	//
+	// PATCH /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+	UpdateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationUpdate, params UpdateAiCustomEvaluationParams) (*AiCustomEvaluationEnvelope, error)
+	// UpdateAiEvaluation invokes UpdateAiEvaluation operation.
+	//
+	// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+	// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+	// a named field the body leaves out is cleared (`application`, `target` and `config` cannot be
+	// cleared). A new `config` replaces the old one, and may be of another type. The result is checked as
+	// a create checks it.
+	//
+	// PATCH /mgmt/openapi/5/ai/evaluations/v3/{id}
+	UpdateAiEvaluation(ctx context.Context, request *AiEvaluationUpdate, params UpdateAiEvaluationParams) (*AiEvaluationEnvelope, error)
 	// UpdateAlertSchedulerRule invokes UpdateAlertSchedulerRule operation.
 	//
 	// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create
@@ -3419,6 +3578,108 @@ func (c *Client) sendAdminListTeams(ctx context.Context) (res *AdminTeamList, er
 	}()
 
 	result, err := decodeAdminListTeamsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AdminRegisterAiApplication invokes AdminRegisterAiApplication operation.
+//
+// Mgmtapi ingests no spans, so the AI applications a team's evaluations run against are registered
+// here (or by the team's configuration document). An application is its `application` name (1–256
+// characters) and `subsystem` (0–256, empty for none); registering a pair the team already has keeps
+// its id and creation time and sets `guardrailsIntegrated` (false when left out). A team holds at most
+// 1000 applications.
+//
+// POST /admin/v1/teams/{team_id}/ai-applications
+func (c *Client) AdminRegisterAiApplication(ctx context.Context, request *AiApplicationRegistration, params AdminRegisterAiApplicationParams) (*AiApplicationEnvelope, error) {
+	res, err := c.sendAdminRegisterAiApplication(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendAdminRegisterAiApplication(ctx context.Context, request *AiApplicationRegistration, params AdminRegisterAiApplicationParams) (res *AiApplicationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/v1/teams/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/ai-applications"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAdminRegisterAiApplicationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityOperatorKey(ctx, AdminRegisterAiApplicationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"OperatorKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAdminRegisterAiApplicationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6362,6 +6623,83 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 	return result, nil
 }
 
+// CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
+//
+// For every evaluation type, how many of the team's applications it covers: the number that the
+// application list filtered on that type alone holds.
+//
+// GET /mgmt/openapi/5/ai/evaluation-counts/v3/per-type
+func (c *Client) CountAiApplicationsPerEvaluationType(ctx context.Context) (*AiEvaluationCounts, error) {
+	res, err := c.sendCountAiApplicationsPerEvaluationType(ctx)
+	return res, err
+}
+
+func (c *Client) sendCountAiApplicationsPerEvaluationType(ctx context.Context) (res *AiEvaluationCounts, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluation-counts/v3/per-type"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CountAiApplicationsPerEvaluationTypeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCountAiApplicationsPerEvaluationTypeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -6587,6 +6925,175 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEven
 	}()
 
 	result, err := decodeCountIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAiCustomEvaluation invokes CreateAiCustomEvaluation operation.
+//
+// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
+// (`quality` or `security`) and `instructions` (1 to 1048576 characters naming at least one of
+// `{prompt}`, `{response}` and `{chat_history}`, the parts of a conversation the evaluator reads).
+// `examples` (at most 100) label conversations: score `0` for an acceptable one, `1` for a violating
+// one. `safe` and `violates` describe what is acceptable and what violates the policy.
+// `applicationIds` link it at once to applications of the team (each must exist: 400 otherwise).
+//
+// POST /mgmt/openapi/5/ai/custom-evaluations/v3
+func (c *Client) CreateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationInput) (*AiCustomEvaluationEnvelope, error) {
+	res, err := c.sendCreateAiCustomEvaluation(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationInput) (res *AiCustomEvaluationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAiCustomEvaluationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateAiCustomEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAiEvaluation invokes CreateAiEvaluation operation.
+//
+// Stores an evaluation of the spans of `application` (1–256 characters; it need not be registered
+// yet) and `subsystem` (left out: every subsystem). Required: `application`, `target` and `config`
+// with exactly one type's settings (`pii`, `toxicity`, …). The settings of a type that has lists
+// need at least one item: `allowedTopics.topics`, `competition.competitors`,
+// `restrictedTopics.topics`, `sqlAllowedTables.tables`, `sqlRestrictedTables.tables` (1–256
+// characters each, no repeats), `pii.categories`. `threshold` is from 0 to 1; `isEnabled` is false
+// when left out. `createdBy` is the id of the key that created it.
+//
+// POST /mgmt/openapi/5/ai/evaluations/v3
+func (c *Client) CreateAiEvaluation(ctx context.Context, request *AiEvaluationInput) (*AiEvaluationEnvelope, error) {
+	res, err := c.sendCreateAiEvaluation(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAiEvaluation(ctx context.Context, request *AiEvaluationInput) (res *AiEvaluationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluations/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAiEvaluationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateAiEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAiEvaluationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -8833,6 +9340,375 @@ func (c *Client) sendCreateViewFolder(ctx context.Context, request *ViewFolderRe
 	}()
 
 	result, err := decodeCreateViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAiApplication invokes DeleteAiApplication operation.
+//
+// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
+// linked to it. AI evaluations name an application by its name and subsystem, not by id: they stay,
+// and cover the application again if it is registered again.
+//
+// DELETE /mgmt/openapi/5/ai/applications/v3/{id}
+func (c *Client) DeleteAiApplication(ctx context.Context, params DeleteAiApplicationParams) (*AiDeleted, error) {
+	res, err := c.sendDeleteAiApplication(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAiApplication(ctx context.Context, params DeleteAiApplicationParams) (res *AiDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/applications/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAiApplicationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAiApplicationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAiCustomEvaluation invokes DeleteAiCustomEvaluation operation.
+//
+// Deletes the custom evaluation and its links to applications.
+//
+// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+func (c *Client) DeleteAiCustomEvaluation(ctx context.Context, params DeleteAiCustomEvaluationParams) (*AiDeleted, error) {
+	res, err := c.sendDeleteAiCustomEvaluation(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAiCustomEvaluation(ctx context.Context, params DeleteAiCustomEvaluationParams) (res *AiDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAiCustomEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAiEvaluation invokes DeleteAiEvaluation operation.
+//
+// Deletes the team's evaluation `id`.
+//
+// DELETE /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (c *Client) DeleteAiEvaluation(ctx context.Context, params DeleteAiEvaluationParams) (*AiDeleted, error) {
+	res, err := c.sendDeleteAiEvaluation(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteAiEvaluation(ctx context.Context, params DeleteAiEvaluationParams) (res *AiDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAiEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAiEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAiModelPricing invokes DeleteAiModelPricing operation.
+//
+// Removes the team's pricing record (404 while it has none).
+//
+// DELETE /mgmt/openapi/5/ai/model-pricing/v3
+func (c *Client) DeleteAiModelPricing(ctx context.Context) (*AiDeleted, error) {
+	res, err := c.sendDeleteAiModelPricing(ctx)
+	return res, err
+}
+
+func (c *Client) sendDeleteAiModelPricing(ctx context.Context) (res *AiDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/model-pricing/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAiModelPricingOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAiModelPricingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11915,6 +12791,277 @@ func (c *Client) sendGetActiveCaseSettings(ctx context.Context) (res *CaseSettin
 	}()
 
 	result, err := decodeGetActiveCaseSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAiApplication invokes GetAiApplication operation.
+//
+// The team's application `id`.
+//
+// GET /mgmt/openapi/5/ai/applications/v3/{id}
+func (c *Client) GetAiApplication(ctx context.Context, params GetAiApplicationParams) (*AiApplicationEnvelope, error) {
+	res, err := c.sendGetAiApplication(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAiApplication(ctx context.Context, params GetAiApplicationParams) (res *AiApplicationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/applications/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAiApplicationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAiApplicationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAiEvaluation invokes GetAiEvaluation operation.
+//
+// The team's evaluation `id`.
+//
+// GET /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (c *Client) GetAiEvaluation(ctx context.Context, params GetAiEvaluationParams) (*AiEvaluationEnvelope, error) {
+	res, err := c.sendGetAiEvaluation(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAiEvaluation(ctx context.Context, params GetAiEvaluationParams) (res *AiEvaluationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAiEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAiEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAiModelPricing invokes GetAiModelPricing operation.
+//
+// The team's custom price per model, in US dollars per million tokens. `pricing` is left out while the
+// team has set none.
+//
+// GET /mgmt/openapi/5/ai/model-pricing/v3
+func (c *Client) GetAiModelPricing(ctx context.Context) (*AiModelPricingEnvelope, error) {
+	res, err := c.sendGetAiModelPricing(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetAiModelPricing(ctx context.Context) (res *AiModelPricingEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/model-pricing/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAiModelPricingOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAiModelPricingResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -18967,6 +20114,610 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 	return result, nil
 }
 
+// LinkAiCustomEvaluation invokes LinkAiCustomEvaluation operation.
+//
+// Links the custom evaluation to the application; linking it again changes nothing. 404 when the team
+// has no such custom evaluation, 400 when it has no such application.
+//
+// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+func (c *Client) LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error) {
+	res, err := c.sendLinkAiCustomEvaluation(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendLinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (res *AiCustomEvaluationLink, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/applications/"
+	{
+		// Encode "application_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "application_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ApplicationID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, LinkAiCustomEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeLinkAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAiApplications invokes ListAiApplications operation.
+//
+// The AI applications registered for the team (by the operator, `POST
+// /admin/v1/teams/{team_id}/ai-applications`, or by a configuration document), ordered by application
+// name, then subsystem. `page_size` (1–1000, 200 when left out) applications per page; `page_offset`
+// (0–10000) is the number of the page, from 0. With `evaluation_types`, only the applications that
+// at least one evaluation of one of those types covers: an AI evaluation naming the application (and
+// its subsystem, or no subsystem), or for CUSTOM_EVALUATION a custom evaluation linked to it.
+//
+// GET /mgmt/openapi/5/ai/applications/v3
+func (c *Client) ListAiApplications(ctx context.Context, params ListAiApplicationsParams) (*AiApplicationList, error) {
+	res, err := c.sendListAiApplications(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAiApplications(ctx context.Context, params ListAiApplicationsParams) (res *AiApplicationList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/applications/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int32ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageOffset.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "evaluation_types" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "evaluation_types",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.EvaluationTypes != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.EvaluationTypes {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(string(item)))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAiApplicationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAiApplicationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAiCustomEvaluations invokes ListAiCustomEvaluations operation.
+//
+// Every custom evaluation of the team, oldest first, with the applications it is linked to.
+//
+// GET /mgmt/openapi/5/ai/custom-evaluations/v3
+func (c *Client) ListAiCustomEvaluations(ctx context.Context) (*AiCustomEvaluationList, error) {
+	res, err := c.sendListAiCustomEvaluations(ctx)
+	return res, err
+}
+
+func (c *Client) sendListAiCustomEvaluations(ctx context.Context) (res *AiCustomEvaluationList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAiCustomEvaluationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAiCustomEvaluationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAiCustomEvaluationsForApplication invokes ListAiCustomEvaluationsForApplication operation.
+//
+// The team's custom evaluations linked to the application, oldest first (404 when the team has no such
+// application).
+//
+// GET /mgmt/openapi/5/ai/custom-evaluations/v3/by-application/{application_id}
+func (c *Client) ListAiCustomEvaluationsForApplication(ctx context.Context, params ListAiCustomEvaluationsForApplicationParams) (*AiCustomEvaluationList, error) {
+	res, err := c.sendListAiCustomEvaluationsForApplication(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAiCustomEvaluationsForApplication(ctx context.Context, params ListAiCustomEvaluationsForApplicationParams) (res *AiCustomEvaluationList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3/by-application/"
+	{
+		// Encode "application_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "application_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ApplicationID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAiCustomEvaluationsForApplicationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAiCustomEvaluationsForApplicationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAiEvaluations invokes ListAiEvaluations operation.
+//
+// The team's AI evaluations, oldest first, of `application`, `subsystem` and `evaluation_type` when
+// given (CUSTOM_EVALUATION matches the evaluations whose config is `customEvaluation`). Paged as the
+// application list is.
+//
+// GET /mgmt/openapi/5/ai/evaluations/v3
+func (c *Client) ListAiEvaluations(ctx context.Context, params ListAiEvaluationsParams) (*AiEvaluationList, error) {
+	res, err := c.sendListAiEvaluations(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAiEvaluations(ctx context.Context, params ListAiEvaluationsParams) (res *AiEvaluationList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluations/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "application" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "application",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Application.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "subsystem" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "subsystem",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Subsystem.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "evaluation_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "evaluation_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EvaluationType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int32ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_offset" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_offset",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageOffset.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAiEvaluationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAiEvaluationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListAlertDefinitionEvents invokes ListAlertDefinitionEvents operation.
 //
 // The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
@@ -25590,6 +27341,87 @@ func (c *Client) sendSearchTeamMembers(ctx context.Context, params SearchTeamMem
 	return result, nil
 }
 
+// SetAiModelPricing invokes SetAiModelPricing operation.
+//
+// Replaces every price of the team with `prices`: at most 1000 models, each named by 1–256
+// characters, each with at least one price; a price is a finite number from 0 to 1000000 (US dollars
+// per million tokens). The pricing record keeps its id from one replacement to the next.
+//
+// PUT /mgmt/openapi/5/ai/model-pricing/v3
+func (c *Client) SetAiModelPricing(ctx context.Context, request *AiModelPricingInput) (*AiModelPricingEnvelope, error) {
+	res, err := c.sendSetAiModelPricing(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendSetAiModelPricing(ctx context.Context, request *AiModelPricingInput) (res *AiModelPricingEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/ai/model-pricing/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetAiModelPricingRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetAiModelPricingOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetAiModelPricingResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // SetCasePriorityOverride invokes SetCasePriorityOverride operation.
 //
 // The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -27407,6 +29239,126 @@ func (c *Client) sendUndeployExtension(ctx context.Context, request *ExtensionUn
 	return result, nil
 }
 
+// UnlinkAiCustomEvaluation invokes UnlinkAiCustomEvaluation operation.
+//
+// Removes the link; a custom evaluation may be left linked to no application. 404 when the team has no
+// such custom evaluation or the two are not linked.
+//
+// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+func (c *Client) UnlinkAiCustomEvaluation(ctx context.Context, params UnlinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error) {
+	res, err := c.sendUnlinkAiCustomEvaluation(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendUnlinkAiCustomEvaluation(ctx context.Context, params UnlinkAiCustomEvaluationParams) (res *AiCustomEvaluationLink, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/applications/"
+	{
+		// Encode "application_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "application_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ApplicationID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnlinkAiCustomEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnlinkAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UnpinDashboard invokes UnpinDashboard operation.
 //
 // Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -27515,6 +29467,214 @@ func (c *Client) sendUnpinDashboard(ctx context.Context, params UnpinDashboardPa
 	}()
 
 	result, err := decodeUnpinDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateAiCustomEvaluation invokes UpdateAiCustomEvaluation operation.
+//
+// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+// a named field the body leaves out is cleared (`name`, `policyType` and `instructions` cannot be
+// cleared). The result is checked as a create checks it. Links to applications change through the link
+// and unlink operations.
+//
+// PATCH /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+func (c *Client) UpdateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationUpdate, params UpdateAiCustomEvaluationParams) (*AiCustomEvaluationEnvelope, error) {
+	res, err := c.sendUpdateAiCustomEvaluation(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateAiCustomEvaluation(ctx context.Context, request *AiCustomEvaluationUpdate, params UpdateAiCustomEvaluationParams) (res *AiCustomEvaluationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/custom-evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PATCH", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateAiCustomEvaluationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateAiCustomEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateAiEvaluation invokes UpdateAiEvaluation operation.
+//
+// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+// a named field the body leaves out is cleared (`application`, `target` and `config` cannot be
+// cleared). A new `config` replaces the old one, and may be of another type. The result is checked as
+// a create checks it.
+//
+// PATCH /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (c *Client) UpdateAiEvaluation(ctx context.Context, request *AiEvaluationUpdate, params UpdateAiEvaluationParams) (*AiEvaluationEnvelope, error) {
+	res, err := c.sendUpdateAiEvaluation(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateAiEvaluation(ctx context.Context, request *AiEvaluationUpdate, params UpdateAiEvaluationParams) (res *AiEvaluationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/ai/evaluations/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PATCH", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateAiEvaluationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateAiEvaluationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateAiEvaluationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

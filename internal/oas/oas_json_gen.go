@@ -591,6 +591,3857 @@ func (s *AdminTeamList) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *AiApplication) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiApplication) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Application.Set {
+			e.FieldStart("application")
+			s.Application.Encode(e)
+		}
+	}
+	{
+		if s.Subsystem.Set {
+			e.FieldStart("subsystem")
+			s.Subsystem.Encode(e)
+		}
+	}
+	{
+		if s.CompanyId.Set {
+			e.FieldStart("companyId")
+			s.CompanyId.Encode(e)
+		}
+	}
+	{
+		if s.GuardrailsIntegrated.Set {
+			e.FieldStart("guardrailsIntegrated")
+			s.GuardrailsIntegrated.Encode(e)
+		}
+	}
+	{
+		if s.CreatedAt.Set {
+			e.FieldStart("createdAt")
+			s.CreatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.UpdatedAt.Set {
+			e.FieldStart("updatedAt")
+			s.UpdatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiApplication = [7]string{
+	0: "id",
+	1: "application",
+	2: "subsystem",
+	3: "companyId",
+	4: "guardrailsIntegrated",
+	5: "createdAt",
+	6: "updatedAt",
+}
+
+// Decode decodes AiApplication from json.
+func (s *AiApplication) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiApplication to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "application":
+			if err := func() error {
+				s.Application.Reset()
+				if err := s.Application.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"application\"")
+			}
+		case "subsystem":
+			if err := func() error {
+				s.Subsystem.Reset()
+				if err := s.Subsystem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystem\"")
+			}
+		case "companyId":
+			if err := func() error {
+				s.CompanyId.Reset()
+				if err := s.CompanyId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"companyId\"")
+			}
+		case "guardrailsIntegrated":
+			if err := func() error {
+				s.GuardrailsIntegrated.Reset()
+				if err := s.GuardrailsIntegrated.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"guardrailsIntegrated\"")
+			}
+		case "createdAt":
+			if err := func() error {
+				s.CreatedAt.Reset()
+				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdAt\"")
+			}
+		case "updatedAt":
+			if err := func() error {
+				s.UpdatedAt.Reset()
+				if err := s.UpdatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updatedAt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiApplication")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiApplication) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiApplication) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiApplicationEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiApplicationEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.AiApplication.Set {
+			e.FieldStart("aiApplication")
+			s.AiApplication.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiApplicationEnvelope = [1]string{
+	0: "aiApplication",
+}
+
+// Decode decodes AiApplicationEnvelope from json.
+func (s *AiApplicationEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiApplicationEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "aiApplication":
+			if err := func() error {
+				s.AiApplication.Reset()
+				if err := s.AiApplication.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiApplication\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiApplicationEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiApplicationEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiApplicationEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiApplicationList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiApplicationList) encodeFields(e *jx.Encoder) {
+	{
+		if s.AiApplications != nil {
+			e.FieldStart("aiApplications")
+			e.ArrStart()
+			for _, elem := range s.AiApplications {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiApplicationList = [1]string{
+	0: "aiApplications",
+}
+
+// Decode decodes AiApplicationList from json.
+func (s *AiApplicationList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiApplicationList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "aiApplications":
+			if err := func() error {
+				s.AiApplications = make([]AiApplication, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiApplication
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AiApplications = append(s.AiApplications, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiApplications\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiApplicationList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiApplicationList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiApplicationList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiApplicationRegistration) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiApplicationRegistration) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("application")
+		e.Str(s.Application)
+	}
+	{
+		if s.Subsystem.Set {
+			e.FieldStart("subsystem")
+			s.Subsystem.Encode(e)
+		}
+	}
+	{
+		if s.GuardrailsIntegrated.Set {
+			e.FieldStart("guardrailsIntegrated")
+			s.GuardrailsIntegrated.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiApplicationRegistration = [3]string{
+	0: "application",
+	1: "subsystem",
+	2: "guardrailsIntegrated",
+}
+
+// Decode decodes AiApplicationRegistration from json.
+func (s *AiApplicationRegistration) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiApplicationRegistration to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "application":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Application = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"application\"")
+			}
+		case "subsystem":
+			if err := func() error {
+				s.Subsystem.Reset()
+				if err := s.Subsystem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystem\"")
+			}
+		case "guardrailsIntegrated":
+			if err := func() error {
+				s.GuardrailsIntegrated.Reset()
+				if err := s.GuardrailsIntegrated.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"guardrailsIntegrated\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiApplicationRegistration")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAiApplicationRegistration) {
+					name = jsonFieldsNameOfAiApplicationRegistration[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiApplicationRegistration) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiApplicationRegistration) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCompetitors) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCompetitors) encodeFields(e *jx.Encoder) {
+	{
+		if s.Competitors != nil {
+			e.FieldStart("competitors")
+			s.Competitors.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCompetitors = [1]string{
+	0: "competitors",
+}
+
+// Decode decodes AiCompetitors from json.
+func (s *AiCompetitors) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCompetitors to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "competitors":
+			if err := func() error {
+				if err := s.Competitors.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"competitors\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCompetitors")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCompetitors) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCompetitors) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluation) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluation) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.Config.Set {
+			e.FieldStart("config")
+			s.Config.Encode(e)
+		}
+	}
+	{
+		if s.ApplicationIds != nil {
+			e.FieldStart("applicationIds")
+			e.ArrStart()
+			for _, elem := range s.ApplicationIds {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluation = [5]string{
+	0: "id",
+	1: "name",
+	2: "description",
+	3: "config",
+	4: "applicationIds",
+}
+
+// Decode decodes AiCustomEvaluation from json.
+func (s *AiCustomEvaluation) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluation to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "config":
+			if err := func() error {
+				s.Config.Reset()
+				if err := s.Config.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"config\"")
+			}
+		case "applicationIds":
+			if err := func() error {
+				s.ApplicationIds = make([]AiUuid, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiUuid
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ApplicationIds = append(s.ApplicationIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluation")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Item.Set {
+			e.FieldStart("item")
+			s.Item.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationEnvelope = [1]string{
+	0: "item",
+}
+
+// Decode decodes AiCustomEvaluationEnvelope from json.
+func (s *AiCustomEvaluationEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "item":
+			if err := func() error {
+				s.Item.Reset()
+				if err := s.Item.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"item\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationExample) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationExample) encodeFields(e *jx.Encoder) {
+	{
+		if s.Conversation.Set {
+			e.FieldStart("conversation")
+			s.Conversation.Encode(e)
+		}
+	}
+	{
+		if s.Score.Set {
+			e.FieldStart("score")
+			s.Score.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationExample = [2]string{
+	0: "conversation",
+	1: "score",
+}
+
+// Decode decodes AiCustomEvaluationExample from json.
+func (s *AiCustomEvaluationExample) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationExample to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conversation":
+			if err := func() error {
+				s.Conversation.Reset()
+				if err := s.Conversation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conversation\"")
+			}
+		case "score":
+			if err := func() error {
+				s.Score.Reset()
+				if err := s.Score.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"score\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationExample")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationExample) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationExample) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.PolicyType.Set {
+			e.FieldStart("policyType")
+			s.PolicyType.Encode(e)
+		}
+	}
+	{
+		if s.Instructions.Set {
+			e.FieldStart("instructions")
+			s.Instructions.Encode(e)
+		}
+	}
+	{
+		if s.Examples != nil {
+			e.FieldStart("examples")
+			e.ArrStart()
+			for _, elem := range s.Examples {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Safe.Set {
+			e.FieldStart("safe")
+			s.Safe.Encode(e)
+		}
+	}
+	{
+		if s.Violates.Set {
+			e.FieldStart("violates")
+			s.Violates.Encode(e)
+		}
+	}
+	{
+		if s.ShouldIncludeSystemPrompt.Set {
+			e.FieldStart("shouldIncludeSystemPrompt")
+			s.ShouldIncludeSystemPrompt.Encode(e)
+		}
+	}
+	{
+		if s.ApplicationIds != nil {
+			e.FieldStart("applicationIds")
+			e.ArrStart()
+			for _, elem := range s.ApplicationIds {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationInput = [9]string{
+	0: "name",
+	1: "description",
+	2: "policyType",
+	3: "instructions",
+	4: "examples",
+	5: "safe",
+	6: "violates",
+	7: "shouldIncludeSystemPrompt",
+	8: "applicationIds",
+}
+
+// Decode decodes AiCustomEvaluationInput from json.
+func (s *AiCustomEvaluationInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "policyType":
+			if err := func() error {
+				s.PolicyType.Reset()
+				if err := s.PolicyType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"policyType\"")
+			}
+		case "instructions":
+			if err := func() error {
+				s.Instructions.Reset()
+				if err := s.Instructions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"instructions\"")
+			}
+		case "examples":
+			if err := func() error {
+				s.Examples = make([]AiCustomEvaluationExample, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiCustomEvaluationExample
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Examples = append(s.Examples, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"examples\"")
+			}
+		case "safe":
+			if err := func() error {
+				s.Safe.Reset()
+				if err := s.Safe.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"safe\"")
+			}
+		case "violates":
+			if err := func() error {
+				s.Violates.Reset()
+				if err := s.Violates.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"violates\"")
+			}
+		case "shouldIncludeSystemPrompt":
+			if err := func() error {
+				s.ShouldIncludeSystemPrompt.Reset()
+				if err := s.ShouldIncludeSystemPrompt.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"shouldIncludeSystemPrompt\"")
+			}
+		case "applicationIds":
+			if err := func() error {
+				s.ApplicationIds = make([]AiUuid, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiUuid
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ApplicationIds = append(s.ApplicationIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationLink) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationLink) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.ApplicationId.Set {
+			e.FieldStart("applicationId")
+			s.ApplicationId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationLink = [2]string{
+	0: "id",
+	1: "applicationId",
+}
+
+// Decode decodes AiCustomEvaluationLink from json.
+func (s *AiCustomEvaluationLink) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationLink to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "applicationId":
+			if err := func() error {
+				s.ApplicationId.Reset()
+				if err := s.ApplicationId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationLink")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationLink) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationLink) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationList) encodeFields(e *jx.Encoder) {
+	{
+		if s.Items != nil {
+			e.FieldStart("items")
+			e.ArrStart()
+			for _, elem := range s.Items {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationList = [1]string{
+	0: "items",
+}
+
+// Decode decodes AiCustomEvaluationList from json.
+func (s *AiCustomEvaluationList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "items":
+			if err := func() error {
+				s.Items = make([]AiCustomEvaluation, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiCustomEvaluation
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Items = append(s.Items, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"items\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.PolicyType.Set {
+			e.FieldStart("policyType")
+			s.PolicyType.Encode(e)
+		}
+	}
+	{
+		if s.Instructions.Set {
+			e.FieldStart("instructions")
+			s.Instructions.Encode(e)
+		}
+	}
+	{
+		if s.Examples != nil {
+			e.FieldStart("examples")
+			e.ArrStart()
+			for _, elem := range s.Examples {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Safe.Set {
+			e.FieldStart("safe")
+			s.Safe.Encode(e)
+		}
+	}
+	{
+		if s.Violates.Set {
+			e.FieldStart("violates")
+			s.Violates.Encode(e)
+		}
+	}
+	{
+		if s.ShouldIncludeSystemPrompt.Set {
+			e.FieldStart("shouldIncludeSystemPrompt")
+			s.ShouldIncludeSystemPrompt.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationSettings = [6]string{
+	0: "policyType",
+	1: "instructions",
+	2: "examples",
+	3: "safe",
+	4: "violates",
+	5: "shouldIncludeSystemPrompt",
+}
+
+// Decode decodes AiCustomEvaluationSettings from json.
+func (s *AiCustomEvaluationSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "policyType":
+			if err := func() error {
+				s.PolicyType.Reset()
+				if err := s.PolicyType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"policyType\"")
+			}
+		case "instructions":
+			if err := func() error {
+				s.Instructions.Reset()
+				if err := s.Instructions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"instructions\"")
+			}
+		case "examples":
+			if err := func() error {
+				s.Examples = make([]AiCustomEvaluationExample, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiCustomEvaluationExample
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Examples = append(s.Examples, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"examples\"")
+			}
+		case "safe":
+			if err := func() error {
+				s.Safe.Reset()
+				if err := s.Safe.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"safe\"")
+			}
+		case "violates":
+			if err := func() error {
+				s.Violates.Reset()
+				if err := s.Violates.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"violates\"")
+			}
+		case "shouldIncludeSystemPrompt":
+			if err := func() error {
+				s.ShouldIncludeSystemPrompt.Reset()
+				if err := s.ShouldIncludeSystemPrompt.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"shouldIncludeSystemPrompt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiCustomEvaluationUpdate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiCustomEvaluationUpdate) encodeFields(e *jx.Encoder) {
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.PolicyType.Set {
+			e.FieldStart("policyType")
+			s.PolicyType.Encode(e)
+		}
+	}
+	{
+		if s.Instructions.Set {
+			e.FieldStart("instructions")
+			s.Instructions.Encode(e)
+		}
+	}
+	{
+		if s.Examples != nil {
+			e.FieldStart("examples")
+			e.ArrStart()
+			for _, elem := range s.Examples {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Safe.Set {
+			e.FieldStart("safe")
+			s.Safe.Encode(e)
+		}
+	}
+	{
+		if s.Violates.Set {
+			e.FieldStart("violates")
+			s.Violates.Encode(e)
+		}
+	}
+	{
+		if s.ShouldIncludeSystemPrompt.Set {
+			e.FieldStart("shouldIncludeSystemPrompt")
+			s.ShouldIncludeSystemPrompt.Encode(e)
+		}
+	}
+	{
+		if s.UpdateMask.Set {
+			e.FieldStart("updateMask")
+			s.UpdateMask.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiCustomEvaluationUpdate = [9]string{
+	0: "name",
+	1: "description",
+	2: "policyType",
+	3: "instructions",
+	4: "examples",
+	5: "safe",
+	6: "violates",
+	7: "shouldIncludeSystemPrompt",
+	8: "updateMask",
+}
+
+// Decode decodes AiCustomEvaluationUpdate from json.
+func (s *AiCustomEvaluationUpdate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiCustomEvaluationUpdate to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "policyType":
+			if err := func() error {
+				s.PolicyType.Reset()
+				if err := s.PolicyType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"policyType\"")
+			}
+		case "instructions":
+			if err := func() error {
+				s.Instructions.Reset()
+				if err := s.Instructions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"instructions\"")
+			}
+		case "examples":
+			if err := func() error {
+				s.Examples = make([]AiCustomEvaluationExample, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiCustomEvaluationExample
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Examples = append(s.Examples, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"examples\"")
+			}
+		case "safe":
+			if err := func() error {
+				s.Safe.Reset()
+				if err := s.Safe.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"safe\"")
+			}
+		case "violates":
+			if err := func() error {
+				s.Violates.Reset()
+				if err := s.Violates.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"violates\"")
+			}
+		case "shouldIncludeSystemPrompt":
+			if err := func() error {
+				s.ShouldIncludeSystemPrompt.Reset()
+				if err := s.ShouldIncludeSystemPrompt.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"shouldIncludeSystemPrompt\"")
+			}
+		case "updateMask":
+			if err := func() error {
+				s.UpdateMask.Reset()
+				if err := s.UpdateMask.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updateMask\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiCustomEvaluationUpdate")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiCustomEvaluationUpdate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiCustomEvaluationUpdate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiDeleted) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiDeleted) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiDeleted = [1]string{
+	0: "id",
+}
+
+// Decode decodes AiDeleted from json.
+func (s *AiDeleted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiDeleted to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiDeleted")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiDeleted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiDeleted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluation) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluation) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Application.Set {
+			e.FieldStart("application")
+			s.Application.Encode(e)
+		}
+	}
+	{
+		if s.Subsystem.Set {
+			e.FieldStart("subsystem")
+			s.Subsystem.Encode(e)
+		}
+	}
+	{
+		if s.CompanyId.Set {
+			e.FieldStart("companyId")
+			s.CompanyId.Encode(e)
+		}
+	}
+	{
+		if s.Config.Set {
+			e.FieldStart("config")
+			s.Config.Encode(e)
+		}
+	}
+	{
+		if s.Target.Set {
+			e.FieldStart("target")
+			s.Target.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+	{
+		if s.IsEnabled.Set {
+			e.FieldStart("isEnabled")
+			s.IsEnabled.Encode(e)
+		}
+	}
+	{
+		if s.CreatedBy.Set {
+			e.FieldStart("createdBy")
+			s.CreatedBy.Encode(e)
+		}
+	}
+	{
+		if s.CreatedAt.Set {
+			e.FieldStart("createdAt")
+			s.CreatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.UpdatedAt.Set {
+			e.FieldStart("updatedAt")
+			s.UpdatedAt.Encode(e, json.EncodeDateTime)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluation = [11]string{
+	0:  "id",
+	1:  "application",
+	2:  "subsystem",
+	3:  "companyId",
+	4:  "config",
+	5:  "target",
+	6:  "threshold",
+	7:  "isEnabled",
+	8:  "createdBy",
+	9:  "createdAt",
+	10: "updatedAt",
+}
+
+// Decode decodes AiEvaluation from json.
+func (s *AiEvaluation) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluation to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "application":
+			if err := func() error {
+				s.Application.Reset()
+				if err := s.Application.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"application\"")
+			}
+		case "subsystem":
+			if err := func() error {
+				s.Subsystem.Reset()
+				if err := s.Subsystem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystem\"")
+			}
+		case "companyId":
+			if err := func() error {
+				s.CompanyId.Reset()
+				if err := s.CompanyId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"companyId\"")
+			}
+		case "config":
+			if err := func() error {
+				s.Config.Reset()
+				if err := s.Config.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"config\"")
+			}
+		case "target":
+			if err := func() error {
+				s.Target.Reset()
+				if err := s.Target.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"target\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		case "isEnabled":
+			if err := func() error {
+				s.IsEnabled.Reset()
+				if err := s.IsEnabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"isEnabled\"")
+			}
+		case "createdBy":
+			if err := func() error {
+				s.CreatedBy.Reset()
+				if err := s.CreatedBy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdBy\"")
+			}
+		case "createdAt":
+			if err := func() error {
+				s.CreatedAt.Reset()
+				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdAt\"")
+			}
+		case "updatedAt":
+			if err := func() error {
+				s.UpdatedAt.Reset()
+				if err := s.UpdatedAt.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updatedAt\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluation")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationConfig) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationConfig) encodeFields(e *jx.Encoder) {
+	{
+		if s.AllowedTopics.Set {
+			e.FieldStart("allowedTopics")
+			s.AllowedTopics.Encode(e)
+		}
+	}
+	{
+		if s.Competition.Set {
+			e.FieldStart("competition")
+			s.Competition.Encode(e)
+		}
+	}
+	{
+		if s.CustomEvaluation.Set {
+			e.FieldStart("customEvaluation")
+			s.CustomEvaluation.Encode(e)
+		}
+	}
+	{
+		if s.HallucinationCompleteness != nil {
+			e.FieldStart("hallucinationCompleteness")
+			s.HallucinationCompleteness.Encode(e)
+		}
+	}
+	{
+		if s.HallucinationContextAdherence != nil {
+			e.FieldStart("hallucinationContextAdherence")
+			s.HallucinationContextAdherence.Encode(e)
+		}
+	}
+	{
+		if s.HallucinationContextRelevance != nil {
+			e.FieldStart("hallucinationContextRelevance")
+			s.HallucinationContextRelevance.Encode(e)
+		}
+	}
+	{
+		if s.HallucinationCorrectness != nil {
+			e.FieldStart("hallucinationCorrectness")
+			s.HallucinationCorrectness.Encode(e)
+		}
+	}
+	{
+		if s.HallucinationTaskAdherence != nil {
+			e.FieldStart("hallucinationTaskAdherence")
+			s.HallucinationTaskAdherence.Encode(e)
+		}
+	}
+	{
+		if s.LanguageMismatch != nil {
+			e.FieldStart("languageMismatch")
+			s.LanguageMismatch.Encode(e)
+		}
+	}
+	{
+		if s.Pii.Set {
+			e.FieldStart("pii")
+			s.Pii.Encode(e)
+		}
+	}
+	{
+		if s.PromptInjection.Set {
+			e.FieldStart("promptInjection")
+			s.PromptInjection.Encode(e)
+		}
+	}
+	{
+		if s.RestrictedTopics.Set {
+			e.FieldStart("restrictedTopics")
+			s.RestrictedTopics.Encode(e)
+		}
+	}
+	{
+		if s.Sexism != nil {
+			e.FieldStart("sexism")
+			s.Sexism.Encode(e)
+		}
+	}
+	{
+		if s.SqlAllowedTables.Set {
+			e.FieldStart("sqlAllowedTables")
+			s.SqlAllowedTables.Encode(e)
+		}
+	}
+	{
+		if s.SqlHallucination != nil {
+			e.FieldStart("sqlHallucination")
+			s.SqlHallucination.Encode(e)
+		}
+	}
+	{
+		if s.SqlLoad.Set {
+			e.FieldStart("sqlLoad")
+			s.SqlLoad.Encode(e)
+		}
+	}
+	{
+		if s.SqlReadOnly != nil {
+			e.FieldStart("sqlReadOnly")
+			s.SqlReadOnly.Encode(e)
+		}
+	}
+	{
+		if s.SqlRestrictedTables.Set {
+			e.FieldStart("sqlRestrictedTables")
+			s.SqlRestrictedTables.Encode(e)
+		}
+	}
+	{
+		if s.Toxicity != nil {
+			e.FieldStart("toxicity")
+			s.Toxicity.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationConfig = [19]string{
+	0:  "allowedTopics",
+	1:  "competition",
+	2:  "customEvaluation",
+	3:  "hallucinationCompleteness",
+	4:  "hallucinationContextAdherence",
+	5:  "hallucinationContextRelevance",
+	6:  "hallucinationCorrectness",
+	7:  "hallucinationTaskAdherence",
+	8:  "languageMismatch",
+	9:  "pii",
+	10: "promptInjection",
+	11: "restrictedTopics",
+	12: "sexism",
+	13: "sqlAllowedTables",
+	14: "sqlHallucination",
+	15: "sqlLoad",
+	16: "sqlReadOnly",
+	17: "sqlRestrictedTables",
+	18: "toxicity",
+}
+
+// Decode decodes AiEvaluationConfig from json.
+func (s *AiEvaluationConfig) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationConfig to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "allowedTopics":
+			if err := func() error {
+				s.AllowedTopics.Reset()
+				if err := s.AllowedTopics.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"allowedTopics\"")
+			}
+		case "competition":
+			if err := func() error {
+				s.Competition.Reset()
+				if err := s.Competition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"competition\"")
+			}
+		case "customEvaluation":
+			if err := func() error {
+				s.CustomEvaluation.Reset()
+				if err := s.CustomEvaluation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"customEvaluation\"")
+			}
+		case "hallucinationCompleteness":
+			if err := func() error {
+				s.HallucinationCompleteness = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.HallucinationCompleteness = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hallucinationCompleteness\"")
+			}
+		case "hallucinationContextAdherence":
+			if err := func() error {
+				s.HallucinationContextAdherence = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.HallucinationContextAdherence = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hallucinationContextAdherence\"")
+			}
+		case "hallucinationContextRelevance":
+			if err := func() error {
+				s.HallucinationContextRelevance = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.HallucinationContextRelevance = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hallucinationContextRelevance\"")
+			}
+		case "hallucinationCorrectness":
+			if err := func() error {
+				s.HallucinationCorrectness = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.HallucinationCorrectness = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hallucinationCorrectness\"")
+			}
+		case "hallucinationTaskAdherence":
+			if err := func() error {
+				s.HallucinationTaskAdherence = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.HallucinationTaskAdherence = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hallucinationTaskAdherence\"")
+			}
+		case "languageMismatch":
+			if err := func() error {
+				s.LanguageMismatch = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.LanguageMismatch = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"languageMismatch\"")
+			}
+		case "pii":
+			if err := func() error {
+				s.Pii.Reset()
+				if err := s.Pii.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pii\"")
+			}
+		case "promptInjection":
+			if err := func() error {
+				s.PromptInjection.Reset()
+				if err := s.PromptInjection.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"promptInjection\"")
+			}
+		case "restrictedTopics":
+			if err := func() error {
+				s.RestrictedTopics.Reset()
+				if err := s.RestrictedTopics.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"restrictedTopics\"")
+			}
+		case "sexism":
+			if err := func() error {
+				s.Sexism = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Sexism = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sexism\"")
+			}
+		case "sqlAllowedTables":
+			if err := func() error {
+				s.SqlAllowedTables.Reset()
+				if err := s.SqlAllowedTables.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sqlAllowedTables\"")
+			}
+		case "sqlHallucination":
+			if err := func() error {
+				s.SqlHallucination = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.SqlHallucination = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sqlHallucination\"")
+			}
+		case "sqlLoad":
+			if err := func() error {
+				s.SqlLoad.Reset()
+				if err := s.SqlLoad.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sqlLoad\"")
+			}
+		case "sqlReadOnly":
+			if err := func() error {
+				s.SqlReadOnly = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.SqlReadOnly = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sqlReadOnly\"")
+			}
+		case "sqlRestrictedTables":
+			if err := func() error {
+				s.SqlRestrictedTables.Reset()
+				if err := s.SqlRestrictedTables.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sqlRestrictedTables\"")
+			}
+		case "toxicity":
+			if err := func() error {
+				s.Toxicity = nil
+				var elem AiNoSettings
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Toxicity = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"toxicity\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationConfig")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationConfig) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationConfig) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationCounts) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationCounts) encodeFields(e *jx.Encoder) {
+	{
+		if s.Counts.Set {
+			e.FieldStart("counts")
+			s.Counts.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationCounts = [1]string{
+	0: "counts",
+}
+
+// Decode decodes AiEvaluationCounts from json.
+func (s *AiEvaluationCounts) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationCounts to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "counts":
+			if err := func() error {
+				s.Counts.Reset()
+				if err := s.Counts.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"counts\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationCounts")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s AiEvaluationCountsCounts) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s AiEvaluationCountsCounts) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		e.Int64(elem)
+	}
+}
+
+// Decode decodes AiEvaluationCountsCounts from json.
+func (s *AiEvaluationCountsCounts) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationCountsCounts to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem int64
+		if err := func() error {
+			v, err := d.Int64()
+			elem = int64(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationCountsCounts")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiEvaluationCountsCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationCountsCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.AiEvaluation.Set {
+			e.FieldStart("aiEvaluation")
+			s.AiEvaluation.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationEnvelope = [1]string{
+	0: "aiEvaluation",
+}
+
+// Decode decodes AiEvaluationEnvelope from json.
+func (s *AiEvaluationEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "aiEvaluation":
+			if err := func() error {
+				s.AiEvaluation.Reset()
+				if err := s.AiEvaluation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiEvaluation\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.Application.Set {
+			e.FieldStart("application")
+			s.Application.Encode(e)
+		}
+	}
+	{
+		if s.Subsystem.Set {
+			e.FieldStart("subsystem")
+			s.Subsystem.Encode(e)
+		}
+	}
+	{
+		if s.Config.Set {
+			e.FieldStart("config")
+			s.Config.Encode(e)
+		}
+	}
+	{
+		if s.Target.Set {
+			e.FieldStart("target")
+			s.Target.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+	{
+		if s.IsEnabled.Set {
+			e.FieldStart("isEnabled")
+			s.IsEnabled.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationInput = [6]string{
+	0: "application",
+	1: "subsystem",
+	2: "config",
+	3: "target",
+	4: "threshold",
+	5: "isEnabled",
+}
+
+// Decode decodes AiEvaluationInput from json.
+func (s *AiEvaluationInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "application":
+			if err := func() error {
+				s.Application.Reset()
+				if err := s.Application.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"application\"")
+			}
+		case "subsystem":
+			if err := func() error {
+				s.Subsystem.Reset()
+				if err := s.Subsystem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystem\"")
+			}
+		case "config":
+			if err := func() error {
+				s.Config.Reset()
+				if err := s.Config.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"config\"")
+			}
+		case "target":
+			if err := func() error {
+				s.Target.Reset()
+				if err := s.Target.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"target\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		case "isEnabled":
+			if err := func() error {
+				s.IsEnabled.Reset()
+				if err := s.IsEnabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"isEnabled\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationList) encodeFields(e *jx.Encoder) {
+	{
+		if s.AiEvaluations != nil {
+			e.FieldStart("aiEvaluations")
+			e.ArrStart()
+			for _, elem := range s.AiEvaluations {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationList = [1]string{
+	0: "aiEvaluations",
+}
+
+// Decode decodes AiEvaluationList from json.
+func (s *AiEvaluationList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "aiEvaluations":
+			if err := func() error {
+				s.AiEvaluations = make([]AiEvaluation, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiEvaluation
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AiEvaluations = append(s.AiEvaluations, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiEvaluations\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiEvaluationTarget as json.
+func (s AiEvaluationTarget) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AiEvaluationTarget from json.
+func (s *AiEvaluationTarget) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationTarget to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AiEvaluationTarget(v) {
+	case AiEvaluationTargetPROMPT:
+		*s = AiEvaluationTargetPROMPT
+	case AiEvaluationTargetRESPONSE:
+		*s = AiEvaluationTargetRESPONSE
+	case AiEvaluationTargetCONVERSATION:
+		*s = AiEvaluationTargetCONVERSATION
+	default:
+		*s = AiEvaluationTarget(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiEvaluationTarget) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationTarget) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiEvaluationUpdate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiEvaluationUpdate) encodeFields(e *jx.Encoder) {
+	{
+		if s.Application.Set {
+			e.FieldStart("application")
+			s.Application.Encode(e)
+		}
+	}
+	{
+		if s.Subsystem.Set {
+			e.FieldStart("subsystem")
+			s.Subsystem.Encode(e)
+		}
+	}
+	{
+		if s.Config.Set {
+			e.FieldStart("config")
+			s.Config.Encode(e)
+		}
+	}
+	{
+		if s.Target.Set {
+			e.FieldStart("target")
+			s.Target.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+	{
+		if s.IsEnabled.Set {
+			e.FieldStart("isEnabled")
+			s.IsEnabled.Encode(e)
+		}
+	}
+	{
+		if s.UpdateMask.Set {
+			e.FieldStart("updateMask")
+			s.UpdateMask.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiEvaluationUpdate = [7]string{
+	0: "application",
+	1: "subsystem",
+	2: "config",
+	3: "target",
+	4: "threshold",
+	5: "isEnabled",
+	6: "updateMask",
+}
+
+// Decode decodes AiEvaluationUpdate from json.
+func (s *AiEvaluationUpdate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiEvaluationUpdate to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "application":
+			if err := func() error {
+				s.Application.Reset()
+				if err := s.Application.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"application\"")
+			}
+		case "subsystem":
+			if err := func() error {
+				s.Subsystem.Reset()
+				if err := s.Subsystem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystem\"")
+			}
+		case "config":
+			if err := func() error {
+				s.Config.Reset()
+				if err := s.Config.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"config\"")
+			}
+		case "target":
+			if err := func() error {
+				s.Target.Reset()
+				if err := s.Target.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"target\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		case "isEnabled":
+			if err := func() error {
+				s.IsEnabled.Reset()
+				if err := s.IsEnabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"isEnabled\"")
+			}
+		case "updateMask":
+			if err := func() error {
+				s.UpdateMask.Reset()
+				if err := s.UpdateMask.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updateMask\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiEvaluationUpdate")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiEvaluationUpdate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiEvaluationUpdate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiModelPrice) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiModelPrice) encodeFields(e *jx.Encoder) {
+	{
+		if s.InputPricePerMillionTokens.Set {
+			e.FieldStart("inputPricePerMillionTokens")
+			s.InputPricePerMillionTokens.Encode(e)
+		}
+	}
+	{
+		if s.OutputPricePerMillionTokens.Set {
+			e.FieldStart("outputPricePerMillionTokens")
+			s.OutputPricePerMillionTokens.Encode(e)
+		}
+	}
+	{
+		if s.CacheReadPricePerMillionTokens.Set {
+			e.FieldStart("cacheReadPricePerMillionTokens")
+			s.CacheReadPricePerMillionTokens.Encode(e)
+		}
+	}
+	{
+		if s.CacheWritePricePerMillionTokens.Set {
+			e.FieldStart("cacheWritePricePerMillionTokens")
+			s.CacheWritePricePerMillionTokens.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiModelPrice = [4]string{
+	0: "inputPricePerMillionTokens",
+	1: "outputPricePerMillionTokens",
+	2: "cacheReadPricePerMillionTokens",
+	3: "cacheWritePricePerMillionTokens",
+}
+
+// Decode decodes AiModelPrice from json.
+func (s *AiModelPrice) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPrice to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "inputPricePerMillionTokens":
+			if err := func() error {
+				s.InputPricePerMillionTokens.Reset()
+				if err := s.InputPricePerMillionTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"inputPricePerMillionTokens\"")
+			}
+		case "outputPricePerMillionTokens":
+			if err := func() error {
+				s.OutputPricePerMillionTokens.Reset()
+				if err := s.OutputPricePerMillionTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"outputPricePerMillionTokens\"")
+			}
+		case "cacheReadPricePerMillionTokens":
+			if err := func() error {
+				s.CacheReadPricePerMillionTokens.Reset()
+				if err := s.CacheReadPricePerMillionTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cacheReadPricePerMillionTokens\"")
+			}
+		case "cacheWritePricePerMillionTokens":
+			if err := func() error {
+				s.CacheWritePricePerMillionTokens.Reset()
+				if err := s.CacheWritePricePerMillionTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cacheWritePricePerMillionTokens\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPrice")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiModelPrice) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPrice) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiModelPricing) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiModelPricing) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.CompanyId.Set {
+			e.FieldStart("companyId")
+			s.CompanyId.Encode(e)
+		}
+	}
+	{
+		if s.Prices.Set {
+			e.FieldStart("prices")
+			s.Prices.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiModelPricing = [3]string{
+	0: "id",
+	1: "companyId",
+	2: "prices",
+}
+
+// Decode decodes AiModelPricing from json.
+func (s *AiModelPricing) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPricing to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "companyId":
+			if err := func() error {
+				s.CompanyId.Reset()
+				if err := s.CompanyId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"companyId\"")
+			}
+		case "prices":
+			if err := func() error {
+				s.Prices.Reset()
+				if err := s.Prices.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"prices\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPricing")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiModelPricing) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPricing) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiModelPricingEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiModelPricingEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Pricing.Set {
+			e.FieldStart("pricing")
+			s.Pricing.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiModelPricingEnvelope = [1]string{
+	0: "pricing",
+}
+
+// Decode decodes AiModelPricingEnvelope from json.
+func (s *AiModelPricingEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPricingEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "pricing":
+			if err := func() error {
+				s.Pricing.Reset()
+				if err := s.Pricing.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pricing\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPricingEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiModelPricingEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPricingEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiModelPricingInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiModelPricingInput) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("prices")
+		s.Prices.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfAiModelPricingInput = [1]string{
+	0: "prices",
+}
+
+// Decode decodes AiModelPricingInput from json.
+func (s *AiModelPricingInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPricingInput to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "prices":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Prices.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"prices\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPricingInput")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAiModelPricingInput) {
+					name = jsonFieldsNameOfAiModelPricingInput[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiModelPricingInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPricingInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s AiModelPricingInputPrices) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s AiModelPricingInputPrices) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes AiModelPricingInputPrices from json.
+func (s *AiModelPricingInputPrices) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPricingInputPrices to nil")
+	}
+	m := s.init()
+	var propertiesCount int
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
+		var elem AiModelPrice
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPricingInputPrices")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiModelPricingInputPrices) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPricingInputPrices) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s AiModelPricingPrices) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s AiModelPricingPrices) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes AiModelPricingPrices from json.
+func (s *AiModelPricingPrices) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiModelPricingPrices to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem AiModelPrice
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiModelPricingPrices")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiModelPricingPrices) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiModelPricingPrices) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiNoSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiNoSettings) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfAiNoSettings = [0]string{}
+
+// Decode decodes AiNoSettings from json.
+func (s *AiNoSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiNoSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode AiNoSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiNoSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiNoSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiPiiCategory as json.
+func (s AiPiiCategory) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AiPiiCategory from json.
+func (s *AiPiiCategory) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiPiiCategory to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AiPiiCategory(v) {
+	case AiPiiCategoryPHONENUMBER:
+		*s = AiPiiCategoryPHONENUMBER
+	case AiPiiCategoryEMAILADDRESS:
+		*s = AiPiiCategoryEMAILADDRESS
+	case AiPiiCategoryCREDITCARD:
+		*s = AiPiiCategoryCREDITCARD
+	case AiPiiCategoryIBANCODE:
+		*s = AiPiiCategoryIBANCODE
+	case AiPiiCategoryUSSSN:
+		*s = AiPiiCategoryUSSSN
+	default:
+		*s = AiPiiCategory(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiPiiCategory) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiPiiCategory) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiPiiSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiPiiSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.Categories != nil {
+			e.FieldStart("categories")
+			e.ArrStart()
+			for _, elem := range s.Categories {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAiPiiSettings = [1]string{
+	0: "categories",
+}
+
+// Decode decodes AiPiiSettings from json.
+func (s *AiPiiSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiPiiSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "categories":
+			if err := func() error {
+				s.Categories = make([]AiPiiCategory, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AiPiiCategory
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Categories = append(s.Categories, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"categories\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiPiiSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiPiiSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiPiiSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiPromptInjectionSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiPromptInjectionSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.AdditionalContext.Set {
+			e.FieldStart("additionalContext")
+			s.AdditionalContext.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiPromptInjectionSettings = [1]string{
+	0: "additionalContext",
+}
+
+// Decode decodes AiPromptInjectionSettings from json.
+func (s *AiPromptInjectionSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiPromptInjectionSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "additionalContext":
+			if err := func() error {
+				s.AdditionalContext.Reset()
+				if err := s.AdditionalContext.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"additionalContext\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiPromptInjectionSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiPromptInjectionSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiPromptInjectionSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiSqlLoadSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiSqlLoadSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.AllowRecursiveCte.Set {
+			e.FieldStart("allowRecursiveCte")
+			s.AllowRecursiveCte.Encode(e)
+		}
+	}
+	{
+		if s.CteLimit.Set {
+			e.FieldStart("cteLimit")
+			s.CteLimit.Encode(e)
+		}
+	}
+	{
+		if s.JoinLimit.Set {
+			e.FieldStart("joinLimit")
+			s.JoinLimit.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiSqlLoadSettings = [3]string{
+	0: "allowRecursiveCte",
+	1: "cteLimit",
+	2: "joinLimit",
+}
+
+// Decode decodes AiSqlLoadSettings from json.
+func (s *AiSqlLoadSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiSqlLoadSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "allowRecursiveCte":
+			if err := func() error {
+				s.AllowRecursiveCte.Reset()
+				if err := s.AllowRecursiveCte.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"allowRecursiveCte\"")
+			}
+		case "cteLimit":
+			if err := func() error {
+				s.CteLimit.Reset()
+				if err := s.CteLimit.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cteLimit\"")
+			}
+		case "joinLimit":
+			if err := func() error {
+				s.JoinLimit.Reset()
+				if err := s.JoinLimit.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"joinLimit\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiSqlLoadSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiSqlLoadSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiSqlLoadSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiTables) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiTables) encodeFields(e *jx.Encoder) {
+	{
+		if s.Tables != nil {
+			e.FieldStart("tables")
+			s.Tables.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiTables = [1]string{
+	0: "tables",
+}
+
+// Decode decodes AiTables from json.
+func (s *AiTables) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiTables to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "tables":
+			if err := func() error {
+				if err := s.Tables.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tables\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiTables")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiTables) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiTables) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiTextList as json.
+func (s AiTextList) Encode(e *jx.Encoder) {
+	unwrapped := []string(s)
+	if unwrapped == nil {
+		e.ArrEmpty()
+		return
+	}
+	if unwrapped != nil {
+		e.ArrStart()
+		for _, elem := range unwrapped {
+			e.Str(elem)
+		}
+		e.ArrEnd()
+	}
+}
+
+// Decode decodes AiTextList from json.
+func (s *AiTextList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiTextList to nil")
+	}
+	var unwrapped []string
+	if err := func() error {
+		unwrapped = make([]string, 0)
+		if err := d.Arr(func(d *jx.Decoder) error {
+			var elem string
+			v, err := d.Str()
+			elem = string(v)
+			if err != nil {
+				return err
+			}
+			unwrapped = append(unwrapped, elem)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = AiTextList(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiTextList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiTextList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AiTopics) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AiTopics) encodeFields(e *jx.Encoder) {
+	{
+		if s.Topics != nil {
+			e.FieldStart("topics")
+			s.Topics.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAiTopics = [1]string{
+	0: "topics",
+}
+
+// Decode decodes AiTopics from json.
+func (s *AiTopics) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiTopics to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "topics":
+			if err := func() error {
+				if err := s.Topics.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"topics\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AiTopics")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AiTopics) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiTopics) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiUuid as json.
+func (s AiUuid) Encode(e *jx.Encoder) {
+	unwrapped := string(s)
+
+	e.Str(unwrapped)
+}
+
+// Decode decodes AiUuid from json.
+func (s *AiUuid) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AiUuid to nil")
+	}
+	var unwrapped string
+	if err := func() error {
+		v, err := d.Str()
+		unwrapped = string(v)
+		if err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = AiUuid(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AiUuid) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AiUuid) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *AlertDef) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -67773,6 +71624,536 @@ func (s *OptActorText) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes AiApplication as json.
+func (o OptAiApplication) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiApplication from json.
+func (o *OptAiApplication) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiApplication to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiApplication) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiApplication) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiCompetitors as json.
+func (o OptAiCompetitors) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiCompetitors from json.
+func (o *OptAiCompetitors) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiCompetitors to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiCompetitors) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiCompetitors) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiCustomEvaluation as json.
+func (o OptAiCustomEvaluation) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiCustomEvaluation from json.
+func (o *OptAiCustomEvaluation) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiCustomEvaluation to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiCustomEvaluation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiCustomEvaluation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiCustomEvaluationSettings as json.
+func (o OptAiCustomEvaluationSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiCustomEvaluationSettings from json.
+func (o *OptAiCustomEvaluationSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiCustomEvaluationSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiCustomEvaluationSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiCustomEvaluationSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiEvaluation as json.
+func (o OptAiEvaluation) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiEvaluation from json.
+func (o *OptAiEvaluation) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiEvaluation to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiEvaluation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiEvaluation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiEvaluationConfig as json.
+func (o OptAiEvaluationConfig) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiEvaluationConfig from json.
+func (o *OptAiEvaluationConfig) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiEvaluationConfig to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiEvaluationConfig) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiEvaluationConfig) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiEvaluationCountsCounts as json.
+func (o OptAiEvaluationCountsCounts) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiEvaluationCountsCounts from json.
+func (o *OptAiEvaluationCountsCounts) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiEvaluationCountsCounts to nil")
+	}
+	o.Set = true
+	o.Value = make(AiEvaluationCountsCounts)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiEvaluationCountsCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiEvaluationCountsCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiEvaluationTarget as json.
+func (o OptAiEvaluationTarget) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AiEvaluationTarget from json.
+func (o *OptAiEvaluationTarget) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiEvaluationTarget to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiEvaluationTarget) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiEvaluationTarget) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiModelPricing as json.
+func (o OptAiModelPricing) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiModelPricing from json.
+func (o *OptAiModelPricing) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiModelPricing to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiModelPricing) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiModelPricing) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiModelPricingPrices as json.
+func (o OptAiModelPricingPrices) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiModelPricingPrices from json.
+func (o *OptAiModelPricingPrices) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiModelPricingPrices to nil")
+	}
+	o.Set = true
+	o.Value = make(AiModelPricingPrices)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiModelPricingPrices) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiModelPricingPrices) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiPiiSettings as json.
+func (o OptAiPiiSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiPiiSettings from json.
+func (o *OptAiPiiSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiPiiSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiPiiSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiPiiSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiPromptInjectionSettings as json.
+func (o OptAiPromptInjectionSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiPromptInjectionSettings from json.
+func (o *OptAiPromptInjectionSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiPromptInjectionSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiPromptInjectionSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiPromptInjectionSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiSqlLoadSettings as json.
+func (o OptAiSqlLoadSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiSqlLoadSettings from json.
+func (o *OptAiSqlLoadSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiSqlLoadSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiSqlLoadSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiSqlLoadSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiTables as json.
+func (o OptAiTables) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiTables from json.
+func (o *OptAiTables) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiTables to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiTables) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiTables) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiTopics as json.
+func (o OptAiTopics) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiTopics from json.
+func (o *OptAiTopics) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiTopics to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiTopics) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiTopics) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AiUuid as json.
+func (o OptAiUuid) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AiUuid from json.
+func (o *OptAiUuid) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAiUuid to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAiUuid) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAiUuid) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes AlertDef as json.
 func (o OptAlertDef) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -104168,6 +108549,30 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.AiApplications != nil {
+			e.FieldStart("aiApplications")
+			s.AiApplications.Encode(e)
+		}
+	}
+	{
+		if s.AiModelPricing.Set {
+			e.FieldStart("aiModelPricing")
+			s.AiModelPricing.Encode(e)
+		}
+	}
+	{
+		if s.AiEvaluations != nil {
+			e.FieldStart("aiEvaluations")
+			s.AiEvaluations.Encode(e)
+		}
+	}
+	{
+		if s.AiCustomEvaluations != nil {
+			e.FieldStart("aiCustomEvaluations")
+			s.AiCustomEvaluations.Encode(e)
+		}
+	}
+	{
 		if s.Scopes != nil {
 			e.FieldStart("scopes")
 			s.Scopes.Encode(e)
@@ -104193,7 +108598,7 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [29]string{
+var jsonFieldsNameOfTeamConfiguration = [33]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -104219,10 +108624,14 @@ var jsonFieldsNameOfTeamConfiguration = [29]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
-	25: "scopes",
-	26: "groups",
-	27: "integrations",
-	28: "contextualDataIntegrations",
+	25: "aiApplications",
+	26: "aiModelPricing",
+	27: "aiEvaluations",
+	28: "aiCustomEvaluations",
+	29: "scopes",
+	30: "groups",
+	31: "integrations",
+	32: "contextualDataIntegrations",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -104463,6 +108872,43 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "aiApplications":
+			if err := func() error {
+				if err := s.AiApplications.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiApplications\"")
+			}
+		case "aiModelPricing":
+			if err := func() error {
+				s.AiModelPricing.Reset()
+				if err := s.AiModelPricing.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiModelPricing\"")
+			}
+		case "aiEvaluations":
+			if err := func() error {
+				if err := s.AiEvaluations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiEvaluations\"")
+			}
+		case "aiCustomEvaluations":
+			if err := func() error {
+				if err := s.AiCustomEvaluations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiCustomEvaluations\"")
 			}
 		case "scopes":
 			if err := func() error {

@@ -70,6 +70,16 @@ type Handler interface {
 	//
 	// GET /admin/v1/teams
 	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
+	// AdminRegisterAiApplication implements AdminRegisterAiApplication operation.
+	//
+	// Mgmtapi ingests no spans, so the AI applications a team's evaluations run against are registered
+	// here (or by the team's configuration document). An application is its `application` name (1–256
+	// characters) and `subsystem` (0–256, empty for none); registering a pair the team already has keeps
+	// its id and creation time and sets `guardrailsIntegrated` (false when left out). A team holds at most
+	// 1000 applications.
+	//
+	// POST /admin/v1/teams/{team_id}/ai-applications
+	AdminRegisterAiApplication(ctx context.Context, req *AiApplicationRegistration, params AdminRegisterAiApplicationParams) (*AiApplicationEnvelope, error)
 	// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 	//
 	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
@@ -316,6 +326,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountAiApplicationsPerEvaluationType implements CountAiApplicationsPerEvaluationType operation.
+	//
+	// For every evaluation type, how many of the team's applications it covers: the number that the
+	// application list filtered on that type alone holds.
+	//
+	// GET /mgmt/openapi/5/ai/evaluation-counts/v3/per-type
+	CountAiApplicationsPerEvaluationType(ctx context.Context) (*AiEvaluationCounts, error)
 	// CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -338,6 +355,29 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAiCustomEvaluation implements CreateAiCustomEvaluation operation.
+	//
+	// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
+	// (`quality` or `security`) and `instructions` (1 to 1048576 characters naming at least one of
+	// `{prompt}`, `{response}` and `{chat_history}`, the parts of a conversation the evaluator reads).
+	// `examples` (at most 100) label conversations: score `0` for an acceptable one, `1` for a violating
+	// one. `safe` and `violates` describe what is acceptable and what violates the policy.
+	// `applicationIds` link it at once to applications of the team (each must exist: 400 otherwise).
+	//
+	// POST /mgmt/openapi/5/ai/custom-evaluations/v3
+	CreateAiCustomEvaluation(ctx context.Context, req *AiCustomEvaluationInput) (*AiCustomEvaluationEnvelope, error)
+	// CreateAiEvaluation implements CreateAiEvaluation operation.
+	//
+	// Stores an evaluation of the spans of `application` (1–256 characters; it need not be registered
+	// yet) and `subsystem` (left out: every subsystem). Required: `application`, `target` and `config`
+	// with exactly one type's settings (`pii`, `toxicity`, …). The settings of a type that has lists
+	// need at least one item: `allowedTopics.topics`, `competition.competitors`,
+	// `restrictedTopics.topics`, `sqlAllowedTables.tables`, `sqlRestrictedTables.tables` (1–256
+	// characters each, no repeats), `pii.categories`. `threshold` is from 0 to 1; `isEnabled` is false
+	// when left out. `createdBy` is the id of the key that created it.
+	//
+	// POST /mgmt/openapi/5/ai/evaluations/v3
+	CreateAiEvaluation(ctx context.Context, req *AiEvaluationInput) (*AiEvaluationEnvelope, error)
 	// CreateAlertDef implements CreateAlertDef operation.
 	//
 	// Stores a new definition under a server-assigned id and a first version id. The properties hold
@@ -625,6 +665,32 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAiApplication implements DeleteAiApplication operation.
+	//
+	// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
+	// linked to it. AI evaluations name an application by its name and subsystem, not by id: they stay,
+	// and cover the application again if it is registered again.
+	//
+	// DELETE /mgmt/openapi/5/ai/applications/v3/{id}
+	DeleteAiApplication(ctx context.Context, params DeleteAiApplicationParams) (*AiDeleted, error)
+	// DeleteAiCustomEvaluation implements DeleteAiCustomEvaluation operation.
+	//
+	// Deletes the custom evaluation and its links to applications.
+	//
+	// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+	DeleteAiCustomEvaluation(ctx context.Context, params DeleteAiCustomEvaluationParams) (*AiDeleted, error)
+	// DeleteAiEvaluation implements DeleteAiEvaluation operation.
+	//
+	// Deletes the team's evaluation `id`.
+	//
+	// DELETE /mgmt/openapi/5/ai/evaluations/v3/{id}
+	DeleteAiEvaluation(ctx context.Context, params DeleteAiEvaluationParams) (*AiDeleted, error)
+	// DeleteAiModelPricing implements DeleteAiModelPricing operation.
+	//
+	// Removes the team's pricing record (404 while it has none).
+	//
+	// DELETE /mgmt/openapi/5/ai/model-pricing/v3
+	DeleteAiModelPricing(ctx context.Context) (*AiDeleted, error)
 	// DeleteAlertDef implements DeleteAlertDef operation.
 	//
 	// Deletes the definition. Its versions stay readable by version id. A definition that a flow
@@ -867,6 +933,25 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
+	// GetAiApplication implements GetAiApplication operation.
+	//
+	// The team's application `id`.
+	//
+	// GET /mgmt/openapi/5/ai/applications/v3/{id}
+	GetAiApplication(ctx context.Context, params GetAiApplicationParams) (*AiApplicationEnvelope, error)
+	// GetAiEvaluation implements GetAiEvaluation operation.
+	//
+	// The team's evaluation `id`.
+	//
+	// GET /mgmt/openapi/5/ai/evaluations/v3/{id}
+	GetAiEvaluation(ctx context.Context, params GetAiEvaluationParams) (*AiEvaluationEnvelope, error)
+	// GetAiModelPricing implements GetAiModelPricing operation.
+	//
+	// The team's custom price per model, in US dollars per million tokens. `pricing` is left out while the
+	// team has set none.
+	//
+	// GET /mgmt/openapi/5/ai/model-pricing/v3
+	GetAiModelPricing(ctx context.Context) (*AiModelPricingEnvelope, error)
 	// GetAlertDef implements GetAlertDef operation.
 	//
 	// The current version of the definition. An unknown id is a 404.
@@ -1462,6 +1547,45 @@ type Handler interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
+	// LinkAiCustomEvaluation implements LinkAiCustomEvaluation operation.
+	//
+	// Links the custom evaluation to the application; linking it again changes nothing. 404 when the team
+	// has no such custom evaluation, 400 when it has no such application.
+	//
+	// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+	LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
+	// ListAiApplications implements ListAiApplications operation.
+	//
+	// The AI applications registered for the team (by the operator, `POST
+	// /admin/v1/teams/{team_id}/ai-applications`, or by a configuration document), ordered by application
+	// name, then subsystem. `page_size` (1–1000, 200 when left out) applications per page; `page_offset`
+	// (0–10000) is the number of the page, from 0. With `evaluation_types`, only the applications that
+	// at least one evaluation of one of those types covers: an AI evaluation naming the application (and
+	// its subsystem, or no subsystem), or for CUSTOM_EVALUATION a custom evaluation linked to it.
+	//
+	// GET /mgmt/openapi/5/ai/applications/v3
+	ListAiApplications(ctx context.Context, params ListAiApplicationsParams) (*AiApplicationList, error)
+	// ListAiCustomEvaluations implements ListAiCustomEvaluations operation.
+	//
+	// Every custom evaluation of the team, oldest first, with the applications it is linked to.
+	//
+	// GET /mgmt/openapi/5/ai/custom-evaluations/v3
+	ListAiCustomEvaluations(ctx context.Context) (*AiCustomEvaluationList, error)
+	// ListAiCustomEvaluationsForApplication implements ListAiCustomEvaluationsForApplication operation.
+	//
+	// The team's custom evaluations linked to the application, oldest first (404 when the team has no such
+	// application).
+	//
+	// GET /mgmt/openapi/5/ai/custom-evaluations/v3/by-application/{application_id}
+	ListAiCustomEvaluationsForApplication(ctx context.Context, params ListAiCustomEvaluationsForApplicationParams) (*AiCustomEvaluationList, error)
+	// ListAiEvaluations implements ListAiEvaluations operation.
+	//
+	// The team's AI evaluations, oldest first, of `application`, `subsystem` and `evaluation_type` when
+	// given (CUSTOM_EVALUATION matches the evaluations whose config is `customEvaluation`). Paged as the
+	// application list is.
+	//
+	// GET /mgmt/openapi/5/ai/evaluations/v3
+	ListAiEvaluations(ctx context.Context, params ListAiEvaluationsParams) (*AiEvaluationList, error)
 	// ListAlertDefinitionEvents implements ListAlertDefinitionEvents operation.
 	//
 	// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
@@ -2092,6 +2216,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/search
 	SearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (*TeamMemberSearchResponse, error)
+	// SetAiModelPricing implements SetAiModelPricing operation.
+	//
+	// Replaces every price of the team with `prices`: at most 1000 models, each named by 1–256
+	// characters, each with at least one price; a price is a finite number from 0 to 1000000 (US dollars
+	// per million tokens). The pricing record keeps its id from one replacement to the next.
+	//
+	// PUT /mgmt/openapi/5/ai/model-pricing/v3
+	SetAiModelPricing(ctx context.Context, req *AiModelPricingInput) (*AiModelPricingEnvelope, error)
 	// SetCasePriorityOverride implements SetCasePriorityOverride operation.
 	//
 	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -2275,6 +2407,13 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, req *ExtensionUndeployInput) (*ExtensionUndeployment, error)
+	// UnlinkAiCustomEvaluation implements UnlinkAiCustomEvaluation operation.
+	//
+	// Removes the link; a custom evaluation may be left linked to no application. 404 when the team has no
+	// such custom evaluation or the two are not linked.
+	//
+	// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+	UnlinkAiCustomEvaluation(ctx context.Context, params UnlinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
 	// UnpinDashboard implements UnpinDashboard operation.
 	//
 	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -2282,6 +2421,26 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
+	// UpdateAiCustomEvaluation implements UpdateAiCustomEvaluation operation.
+	//
+	// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+	// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+	// a named field the body leaves out is cleared (`name`, `policyType` and `instructions` cannot be
+	// cleared). The result is checked as a create checks it. Links to applications change through the link
+	// and unlink operations.
+	//
+	// PATCH /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+	UpdateAiCustomEvaluation(ctx context.Context, req *AiCustomEvaluationUpdate, params UpdateAiCustomEvaluationParams) (*AiCustomEvaluationEnvelope, error)
+	// UpdateAiEvaluation implements UpdateAiEvaluation operation.
+	//
+	// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+	// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+	// a named field the body leaves out is cleared (`application`, `target` and `config` cannot be
+	// cleared). A new `config` replaces the old one, and may be of another type. The result is checked as
+	// a create checks it.
+	//
+	// PATCH /mgmt/openapi/5/ai/evaluations/v3/{id}
+	UpdateAiEvaluation(ctx context.Context, req *AiEvaluationUpdate, params UpdateAiEvaluationParams) (*AiEvaluationEnvelope, error)
 	// UpdateAlertSchedulerRule implements UpdateAlertSchedulerRule operation.
 	//
 	// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create

@@ -102,6 +102,19 @@ func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminTeamLis
 	return r, ht.ErrNotImplemented
 }
 
+// AdminRegisterAiApplication implements AdminRegisterAiApplication operation.
+//
+// Mgmtapi ingests no spans, so the AI applications a team's evaluations run against are registered
+// here (or by the team's configuration document). An application is its `application` name (1–256
+// characters) and `subsystem` (0–256, empty for none); registering a pair the team already has keeps
+// its id and creation time and sets `guardrailsIntegrated` (false when left out). A team holds at most
+// 1000 applications.
+//
+// POST /admin/v1/teams/{team_id}/ai-applications
+func (UnimplementedHandler) AdminRegisterAiApplication(ctx context.Context, req *AiApplicationRegistration, params AdminRegisterAiApplicationParams) (r *AiApplicationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 //
 // Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
@@ -441,6 +454,16 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 	return r, ht.ErrNotImplemented
 }
 
+// CountAiApplicationsPerEvaluationType implements CountAiApplicationsPerEvaluationType operation.
+//
+// For every evaluation type, how many of the team's applications it covers: the number that the
+// application list filtered on that type alone holds.
+//
+// GET /mgmt/openapi/5/ai/evaluation-counts/v3/per-type
+func (UnimplementedHandler) CountAiApplicationsPerEvaluationType(ctx context.Context) (r *AiEvaluationCounts, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -469,6 +492,35 @@ func (UnimplementedHandler) CountAlertFeedEvents(ctx context.Context) (r *AlertF
 //
 // GET /mgmt/openapi/5/incidents/events/v1/all/count
 func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *IncidentEventsCountResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAiCustomEvaluation implements CreateAiCustomEvaluation operation.
+//
+// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
+// (`quality` or `security`) and `instructions` (1 to 1048576 characters naming at least one of
+// `{prompt}`, `{response}` and `{chat_history}`, the parts of a conversation the evaluator reads).
+// `examples` (at most 100) label conversations: score `0` for an acceptable one, `1` for a violating
+// one. `safe` and `violates` describe what is acceptable and what violates the policy.
+// `applicationIds` link it at once to applications of the team (each must exist: 400 otherwise).
+//
+// POST /mgmt/openapi/5/ai/custom-evaluations/v3
+func (UnimplementedHandler) CreateAiCustomEvaluation(ctx context.Context, req *AiCustomEvaluationInput) (r *AiCustomEvaluationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAiEvaluation implements CreateAiEvaluation operation.
+//
+// Stores an evaluation of the spans of `application` (1–256 characters; it need not be registered
+// yet) and `subsystem` (left out: every subsystem). Required: `application`, `target` and `config`
+// with exactly one type's settings (`pii`, `toxicity`, …). The settings of a type that has lists
+// need at least one item: `allowedTopics.topics`, `competition.competitors`,
+// `restrictedTopics.topics`, `sqlAllowedTables.tables`, `sqlRestrictedTables.tables` (1–256
+// characters each, no repeats), `pii.categories`. `threshold` is from 0 to 1; `isEnabled` is false
+// when left out. `createdBy` is the id of the key that created it.
+//
+// POST /mgmt/openapi/5/ai/evaluations/v3
+func (UnimplementedHandler) CreateAiEvaluation(ctx context.Context, req *AiEvaluationInput) (r *AiEvaluationEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -837,6 +889,44 @@ func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolde
 	return r, ht.ErrNotImplemented
 }
 
+// DeleteAiApplication implements DeleteAiApplication operation.
+//
+// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
+// linked to it. AI evaluations name an application by its name and subsystem, not by id: they stay,
+// and cover the application again if it is registered again.
+//
+// DELETE /mgmt/openapi/5/ai/applications/v3/{id}
+func (UnimplementedHandler) DeleteAiApplication(ctx context.Context, params DeleteAiApplicationParams) (r *AiDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeleteAiCustomEvaluation implements DeleteAiCustomEvaluation operation.
+//
+// Deletes the custom evaluation and its links to applications.
+//
+// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+func (UnimplementedHandler) DeleteAiCustomEvaluation(ctx context.Context, params DeleteAiCustomEvaluationParams) (r *AiDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeleteAiEvaluation implements DeleteAiEvaluation operation.
+//
+// Deletes the team's evaluation `id`.
+//
+// DELETE /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (UnimplementedHandler) DeleteAiEvaluation(ctx context.Context, params DeleteAiEvaluationParams) (r *AiDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeleteAiModelPricing implements DeleteAiModelPricing operation.
+//
+// Removes the team's pricing record (404 while it has none).
+//
+// DELETE /mgmt/openapi/5/ai/model-pricing/v3
+func (UnimplementedHandler) DeleteAiModelPricing(ctx context.Context) (r *AiDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // DeleteAlertDef implements DeleteAlertDef operation.
 //
 // Deletes the definition. Its versions stay readable by version id. A definition that a flow
@@ -1169,6 +1259,34 @@ func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *Policy
 //
 // GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 func (UnimplementedHandler) GetActiveCaseSettings(ctx context.Context) (r *CaseSettingsAnswer, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAiApplication implements GetAiApplication operation.
+//
+// The team's application `id`.
+//
+// GET /mgmt/openapi/5/ai/applications/v3/{id}
+func (UnimplementedHandler) GetAiApplication(ctx context.Context, params GetAiApplicationParams) (r *AiApplicationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAiEvaluation implements GetAiEvaluation operation.
+//
+// The team's evaluation `id`.
+//
+// GET /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (UnimplementedHandler) GetAiEvaluation(ctx context.Context, params GetAiEvaluationParams) (r *AiEvaluationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAiModelPricing implements GetAiModelPricing operation.
+//
+// The team's custom price per model, in US dollars per million tokens. `pricing` is left out while the
+// team has set none.
+//
+// GET /mgmt/openapi/5/ai/model-pricing/v3
+func (UnimplementedHandler) GetAiModelPricing(ctx context.Context) (r *AiModelPricingEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1980,6 +2098,60 @@ func (UnimplementedHandler) GetViewFolder(ctx context.Context, params GetViewFol
 //
 // POST /ingest/alertmanager/v1
 func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (r *IngestResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// LinkAiCustomEvaluation implements LinkAiCustomEvaluation operation.
+//
+// Links the custom evaluation to the application; linking it again changes nothing. 404 when the team
+// has no such custom evaluation, 400 when it has no such application.
+//
+// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+func (UnimplementedHandler) LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (r *AiCustomEvaluationLink, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAiApplications implements ListAiApplications operation.
+//
+// The AI applications registered for the team (by the operator, `POST
+// /admin/v1/teams/{team_id}/ai-applications`, or by a configuration document), ordered by application
+// name, then subsystem. `page_size` (1–1000, 200 when left out) applications per page; `page_offset`
+// (0–10000) is the number of the page, from 0. With `evaluation_types`, only the applications that
+// at least one evaluation of one of those types covers: an AI evaluation naming the application (and
+// its subsystem, or no subsystem), or for CUSTOM_EVALUATION a custom evaluation linked to it.
+//
+// GET /mgmt/openapi/5/ai/applications/v3
+func (UnimplementedHandler) ListAiApplications(ctx context.Context, params ListAiApplicationsParams) (r *AiApplicationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAiCustomEvaluations implements ListAiCustomEvaluations operation.
+//
+// Every custom evaluation of the team, oldest first, with the applications it is linked to.
+//
+// GET /mgmt/openapi/5/ai/custom-evaluations/v3
+func (UnimplementedHandler) ListAiCustomEvaluations(ctx context.Context) (r *AiCustomEvaluationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAiCustomEvaluationsForApplication implements ListAiCustomEvaluationsForApplication operation.
+//
+// The team's custom evaluations linked to the application, oldest first (404 when the team has no such
+// application).
+//
+// GET /mgmt/openapi/5/ai/custom-evaluations/v3/by-application/{application_id}
+func (UnimplementedHandler) ListAiCustomEvaluationsForApplication(ctx context.Context, params ListAiCustomEvaluationsForApplicationParams) (r *AiCustomEvaluationList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAiEvaluations implements ListAiEvaluations operation.
+//
+// The team's AI evaluations, oldest first, of `application`, `subsystem` and `evaluation_type` when
+// given (CUSTOM_EVALUATION matches the evaluations whose config is `customEvaluation`). Paged as the
+// application list is.
+//
+// GET /mgmt/openapi/5/ai/evaluations/v3
+func (UnimplementedHandler) ListAiEvaluations(ctx context.Context, params ListAiEvaluationsParams) (r *AiEvaluationList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2832,6 +3004,17 @@ func (UnimplementedHandler) SearchTeamMembers(ctx context.Context, params Search
 	return r, ht.ErrNotImplemented
 }
 
+// SetAiModelPricing implements SetAiModelPricing operation.
+//
+// Replaces every price of the team with `prices`: at most 1000 models, each named by 1–256
+// characters, each with at least one price; a price is a finite number from 0 to 1000000 (US dollars
+// per million tokens). The pricing record keeps its id from one replacement to the next.
+//
+// PUT /mgmt/openapi/5/ai/model-pricing/v3
+func (UnimplementedHandler) SetAiModelPricing(ctx context.Context, req *AiModelPricingInput) (r *AiModelPricingEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // SetCasePriorityOverride implements SetCasePriorityOverride operation.
 //
 // The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -3075,6 +3258,16 @@ func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *Extensio
 	return r, ht.ErrNotImplemented
 }
 
+// UnlinkAiCustomEvaluation implements UnlinkAiCustomEvaluation operation.
+//
+// Removes the link; a custom evaluation may be left linked to no application. 404 when the team has no
+// such custom evaluation or the two are not linked.
+//
+// DELETE /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
+func (UnimplementedHandler) UnlinkAiCustomEvaluation(ctx context.Context, params UnlinkAiCustomEvaluationParams) (r *AiCustomEvaluationLink, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // UnpinDashboard implements UnpinDashboard operation.
 //
 // Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -3083,6 +3276,32 @@ func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *Extensio
 // DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 func (UnimplementedHandler) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
 	return ht.ErrNotImplemented
+}
+
+// UpdateAiCustomEvaluation implements UpdateAiCustomEvaluation operation.
+//
+// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+// a named field the body leaves out is cleared (`name`, `policyType` and `instructions` cannot be
+// cleared). The result is checked as a create checks it. Links to applications change through the link
+// and unlink operations.
+//
+// PATCH /mgmt/openapi/5/ai/custom-evaluations/v3/{id}
+func (UnimplementedHandler) UpdateAiCustomEvaluation(ctx context.Context, req *AiCustomEvaluationUpdate, params UpdateAiCustomEvaluationParams) (r *AiCustomEvaluationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateAiEvaluation implements UpdateAiEvaluation operation.
+//
+// Without `updateMask`, changes the fields the body holds and keeps the others. With `updateMask`
+// (field names separated by commas, in camelCase or snake_case), changes exactly the fields it names:
+// a named field the body leaves out is cleared (`application`, `target` and `config` cannot be
+// cleared). A new `config` replaces the old one, and may be of another type. The result is checked as
+// a create checks it.
+//
+// PATCH /mgmt/openapi/5/ai/evaluations/v3/{id}
+func (UnimplementedHandler) UpdateAiEvaluation(ctx context.Context, req *AiEvaluationUpdate, params UpdateAiEvaluationParams) (r *AiEvaluationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // UpdateAlertSchedulerRule implements UpdateAlertSchedulerRule operation.

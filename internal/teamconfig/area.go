@@ -68,6 +68,7 @@ var AreaOrder = []string{
 	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions", "alertSchedulerRules",
 	"integrations", "contextualDataIntegrations",
 	"scopes", "groups",
+	"aiApplications", "aiModelPricing", "aiEvaluations", "aiCustomEvaluations",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

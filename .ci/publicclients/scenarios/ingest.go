@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"time"
 )
 
@@ -44,21 +41,7 @@ func (s *S) ingestAlert(alertname string, extra map[string]string) string {
 		}},
 	}
 	text, _ := json.Marshal(payload)
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.server+"/ingest/alertmanager/v1", bytes.NewReader(text))
-	if err != nil {
-		s.failf(step, "%v", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.failf(step, "%v", err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		s.failf(step, "status %d, body %s", res.StatusCode, clip(out))
-	}
+	out := s.post(step, "/ingest/alertmanager/v1", "application/json", text)
 	var answer map[string]any
 	_ = json.Unmarshal(out, &answer)
 	id := str(answer, "caseId")

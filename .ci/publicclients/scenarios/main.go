@@ -19,10 +19,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"reflect"
@@ -407,4 +409,25 @@ func readAllowlist(path string) (map[string]string, error) {
 		out[service] = reason
 	}
 	return out, sc.Err()
+}
+
+// post sends body to the server's path (outside the public documents) with the scenario's key,
+// and returns the answer's body; anything but a 200 stops the scenario at step.
+func (s *S) post(step, path, contentType string, body []byte) []byte {
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.server+path, bytes.NewReader(body))
+	if err != nil {
+		s.failf(step, "%v", err)
+	}
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.failf(step, "%v", err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		s.failf(step, "status %d, body %s", res.StatusCode, clip(out))
+	}
+	return out
 }

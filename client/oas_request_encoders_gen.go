@@ -497,6 +497,20 @@ func encodeCreateGlobalRouterRequest(
 	return nil
 }
 
+func encodeCreateIpAccessSettingsRequest(
+	req *IpAccessSettingsInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateOutgoingWebhookRequest(
 	req *CreateOutgoingWebhookRequest,
 	r *http.Request,
@@ -611,6 +625,20 @@ func encodeCreateViewRequest(
 
 func encodeCreateViewFolderRequest(
 	req *ViewFolderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeDeleteApiKeysRequest(
+	req *ApiKeysDeleteInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1017,6 +1045,20 @@ func encodeReplaceGlobalRouterRequest(
 	return nil
 }
 
+func encodeReplaceIpAccessSettingsRequest(
+	req *IpAccessSettingsReplacement,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeReplacePolicySettingsRequest(
 	req *PolicySettings,
 	r *http.Request,
@@ -1123,6 +1165,34 @@ func encodeResolveIncidentsRequest(
 
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetSamlActiveRequest(
+	req *SamlActiveInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetSamlIdpParametersRequest(
+	req *SamlIdpParametersInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1333,6 +1403,20 @@ func encodeUpdateAlertSchedulerRulesRequest(
 
 func encodeUpdateApiKeyRequest(
 	req *ApiKeyUpdateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateApiKeysStatusRequest(
+	req *ApiKeysStatusInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

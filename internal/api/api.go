@@ -26,6 +26,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
+	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
 	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -39,6 +40,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
+	"github.com/mgmtapi/mgmtapi/internal/samlconfig"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -58,7 +60,14 @@ type Options struct {
 	Extensions *extensions.Catalog
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
+	// The SAML identity provider's metadata URL is fetched through the same policy.
 	Delivery delivery.Options
+	// ExternalURL is the base URL clients use (--external-url, or the one derived from the listen
+	// address): the SAML service provider's URLs are under it.
+	ExternalURL string
+	// IPAccess enforces the teams' IP access settings; nil makes one over DB that reads the
+	// client's address with server.ClientAddr.
+	IPAccess *ipaccess.Guard
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -91,6 +100,8 @@ type handler struct {
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
+	*ipaccess.SettingsHandler
+	*samlconfig.ConfigurationHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -195,11 +206,16 @@ func New(opts Options) (*API, error) {
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
+	if opts.IPAccess == nil {
+		opts.IPAccess = ipaccess.NewGuard(opts.DB, server.ClientAddr)
+	}
+	h.SettingsHandler = ipaccess.NewHandler(opts.DB, opts.IPAccess)
+	h.ConfigurationHandler = samlconfig.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), opts.ExternalURL)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err
 	}
-	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
+	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey, ipAccess: opts.IPAccess}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
 			nameOperation(ctx, err)

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -39,6 +40,9 @@ import (
 
 // DatabaseURLVariable names the variable that, when set, adds a PostgreSQL run of every test.
 const DatabaseURLVariable = "MGMTAPI_TEST_DATABASE_URL"
+
+// ExternalURL is the external URL (--external-url) every test server is given.
+const ExternalURL = "https://mgmt.example.test"
 
 // OperatorKey is the operator key of every test server.
 const OperatorKey = "test-operator-key-0123456789abcdef"
@@ -72,6 +76,8 @@ type Options struct {
 	PublicDeliveriesOnly bool
 	// SMTP is the SMTP server the test notifications of EMAIL connectors go through (nil: none).
 	SMTP *delivery.SMTPServer
+	// TrustedProxies are the peers whose X-Forwarded-For the server believes (--trusted-proxies).
+	TrustedProxies []netip.Prefix
 	// Unchecked turns off the check of answers against the public documents, which reports
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
@@ -197,7 +203,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
-			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord}})
+			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord},
+		ExternalURL: ExternalURL})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}
@@ -214,6 +221,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 		OpenAPIYAML:  yamlDoc,
 		MaxBodyBytes: e.opts.MaxBodyBytes,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+
+		TrustedProxies: e.opts.TrustedProxies,
 	})
 	if e.opts.Unchecked {
 		return handler

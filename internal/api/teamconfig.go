@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
@@ -211,5 +212,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
 		alertschedules.Configuration{},
+		ipaccess.Configuration{Guard: opts.IPAccess},
 	}
 }

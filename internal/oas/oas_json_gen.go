@@ -97021,9 +97021,15 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.AlertSchedulerRules.Encode(e)
 		}
 	}
+	{
+		if s.IpAccess.Set {
+			e.FieldStart("ipAccess")
+			s.IpAccess.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [25]string{
+var jsonFieldsNameOfTeamConfiguration = [26]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -97049,6 +97055,7 @@ var jsonFieldsNameOfTeamConfiguration = [25]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
+	25: "ipAccess",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -97289,6 +97296,16 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "ipAccess":
+			if err := func() error {
+				s.IpAccess.Reset()
+				if err := s.IpAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipAccess\"")
 			}
 		default:
 			return d.Skip()

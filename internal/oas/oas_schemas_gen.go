@@ -49387,9 +49387,9 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
-// area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings` and `ipAccess` are single
+// objects. Connectors' secrets are exported as `********`, which an apply reads as "keep the stored
+// value". An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -49418,6 +49418,7 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	IpAccess                   OptConfigurationResource    `json:"ipAccess"`
 }
 
 // GetVersion returns the value of Version.
@@ -49545,6 +49546,11 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetIpAccess returns the value of IpAccess.
+func (s *TeamConfiguration) GetIpAccess() OptConfigurationResource {
+	return s.IpAccess
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -49668,6 +49674,11 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetIpAccess sets the value of IpAccess.
+func (s *TeamConfiguration) SetIpAccess(val OptConfigurationResource) {
+	s.IpAccess = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

@@ -148,6 +148,14 @@ func TestEnforcedThroughATrustedProxy(t *testing.T) {
 		// The caller, at 203.0.113.5, keeps itself in.
 		expectOK(t, from(t, env, "203.0.113.5", http.MethodPost, settingsPath, env.RootKey,
 			`{"ipAccess":[{"name":"office","ipRange":"203.0.113.0/24","enabled":true},{"name":"old","ipRange":"198.51.100.0/24","enabled":false}]}`))
+		// The change is audited, with the client the proxy named.
+		audit := env.Get(t, "/admin/v1/teams/1/audit?operation=CreateIpAccessSettings", apitest.OperatorKey, nil)
+		records := apitest.Decode[struct {
+			Records []struct{ ClientAddress, Operation string }
+		}](t, audit).Records
+		if len(records) != 1 || records[0].ClientAddress != "203.0.113.5" {
+			t.Fatalf("audit records: %s", audit.Body)
+		}
 		expectOK(t, from(t, env, "203.0.113.77", http.MethodGet, keysPath, env.RootKey, ""))
 		// A client the last proxy names, whatever the client claimed before it.
 		expectOK(t, from(t, env, "192.0.2.1, 203.0.113.9", http.MethodGet, keysPath, env.RootKey, ""))

@@ -223,7 +223,8 @@ func TestAlertSchedulerRulesPermissions(t *testing.T) {
 		// A key with every other area's read permission: the framework names the first permission
 		// missing, so they are collected from its answers.
 		named := regexp.MustCompile(`lacks the permission "([^"]+)"`)
-		perms := []string{"org-settings:ReadConfig"}
+		// ipAccess comes after alertSchedulerRules: its permission is given from the start.
+		perms := []string{"org-settings:ReadConfig", "team-ip-access:ReadConfig"}
 		for {
 			res := export(t, env, env.MustKey(t, team, perms...), false)
 			if res.Status == http.StatusOK {

@@ -24,6 +24,7 @@ func (h *KeyHandler) DeleteApiKeys(ctx context.Context, req *oas.ApiKeysDeleteIn
 		return nil
 	}
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		tx.AuditResource(ids...)
 		seen := make(map[string]bool, len(ids))
 		for i, id := range req.KeyIds {
 			if seen[id] {
@@ -38,9 +39,14 @@ func (h *KeyHandler) DeleteApiKeys(ctx context.Context, req *oas.ApiKeysDeleteIn
 				return err
 			}
 		}
-		tx.AuditResource(ids...)
 		return nil
 	})
+	return h.forgetAfter(err, ids)
+}
+
+// forgetAfter tells the key cache about the keys a bulk change committed (err nil), and returns
+// err.
+func (h *KeyHandler) forgetAfter(err error, ids []string) error {
 	if err != nil {
 		return err
 	}
@@ -82,6 +88,7 @@ func (h *KeyHandler) UpdateApiKeysStatus(ctx context.Context, req *oas.ApiKeysSt
 		return nil
 	}
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		tx.AuditResource(order...)
 		for _, id := range order {
 			k, err := getKey(ctx, tx, caller.TeamID, id)
 			if errors.Is(err, db.ErrNotFound) {
@@ -102,16 +109,9 @@ func (h *KeyHandler) UpdateApiKeysStatus(ctx context.Context, req *oas.ApiKeysSt
 				return fmt.Errorf("update api key status: %w", err)
 			}
 		}
-		tx.AuditResource(order...)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	for _, id := range order {
-		h.authn.Forget(id)
-	}
-	return nil
+	return h.forgetAfter(err, order)
 }
 
 // firstUpdate is the place of the first update that names id.

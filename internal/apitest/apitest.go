@@ -319,10 +319,16 @@ type Response struct {
 // empty), the Content-Type (none when empty) and the body.
 func (e *Env) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
-	return do(t, e.URL, method, path, authorization, contentType, body)
+	return do(t, e.URL, method, path, authorization, contentType, body, nil)
 }
 
-func do(t testing.TB, base, method, path, authorization, contentType, body string) Response {
+// DoWith is Do with more request headers (X-Forwarded-For…).
+func (e *Env) DoWith(t testing.TB, method, path, authorization, contentType, body string, headers map[string]string) Response {
+	t.Helper()
+	return do(t, e.URL, method, path, authorization, contentType, body, headers)
+}
+
+func do(t testing.TB, base, method, path, authorization, contentType, body string, headers map[string]string) Response {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewBufferString(body))
 	if err != nil {
@@ -337,6 +343,9 @@ func do(t testing.TB, base, method, path, authorization, contentType, body strin
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for name, value := range headers {
+		req.Header.Set(name, value)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -394,7 +403,7 @@ func Serve(t testing.TB, handler http.Handler) *Replica {
 // Do sends a raw request to the replica, as Env.Do does.
 func (r *Replica) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
-	return do(t, r.url, method, path, authorization, contentType, body)
+	return do(t, r.url, method, path, authorization, contentType, body, nil)
 }
 
 // JSONOf is v as JSON text, for building request bodies; it fails the test when v cannot be

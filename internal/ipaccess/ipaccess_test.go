@@ -1,8 +1,6 @@
 package ipaccess_test
 
 import (
-	"bytes"
-	"io"
 	"net/http"
 	"net/netip"
 	"reflect"
@@ -25,31 +23,15 @@ var behindProxy = apitest.Options{TrustedProxies: []netip.Prefix{netip.MustParse
 // X-Forwarded-For header).
 func from(t *testing.T, env *apitest.Env, forwardedFor, method, path, key, body string) apitest.Response {
 	t.Helper()
-	var reader io.Reader
-	if body != "" {
-		reader = bytes.NewBufferString(body)
-	}
-	req, err := http.NewRequest(method, env.URL+path, reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
+	var headers map[string]string
 	if forwardedFor != "" {
-		req.Header.Set("X-Forwarded-For", forwardedFor)
+		headers = map[string]string{"X-Forwarded-For": forwardedFor}
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+	contentType := ""
+	if body != "" {
+		contentType = "application/json"
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apitest.Response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return env.DoWith(t, method, path, "Bearer "+key, contentType, body, headers)
 }
 
 type settings struct {

@@ -24682,6 +24682,86 @@ func (s *ApiKeyOwner) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *ApiKeyStatusUpdate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ApiKeyStatusUpdate) encodeFields(e *jx.Encoder) {
+	{
+		if s.KeyId.Set {
+			e.FieldStart("keyId")
+			s.KeyId.Encode(e)
+		}
+	}
+	{
+		if s.Active.Set {
+			e.FieldStart("active")
+			s.Active.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfApiKeyStatusUpdate = [2]string{
+	0: "keyId",
+	1: "active",
+}
+
+// Decode decodes ApiKeyStatusUpdate from json.
+func (s *ApiKeyStatusUpdate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ApiKeyStatusUpdate to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "keyId":
+			if err := func() error {
+				s.KeyId.Reset()
+				if err := s.KeyId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"keyId\"")
+			}
+		case "active":
+			if err := func() error {
+				s.Active.Reset()
+				if err := s.Active.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"active\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ApiKeyStatusUpdate")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ApiKeyStatusUpdate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ApiKeyStatusUpdate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *ApiKeySummary) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -25110,6 +25190,156 @@ func (s *ApiKeyUpdateInputPresets) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ApiKeyUpdateInputPresets) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ApiKeysDeleteInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ApiKeysDeleteInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.KeyIds != nil {
+			e.FieldStart("keyIds")
+			e.ArrStart()
+			for _, elem := range s.KeyIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfApiKeysDeleteInput = [1]string{
+	0: "keyIds",
+}
+
+// Decode decodes ApiKeysDeleteInput from json.
+func (s *ApiKeysDeleteInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ApiKeysDeleteInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "keyIds":
+			if err := func() error {
+				s.KeyIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.KeyIds = append(s.KeyIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"keyIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ApiKeysDeleteInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ApiKeysDeleteInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ApiKeysDeleteInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ApiKeysStatusInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ApiKeysStatusInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.Updates != nil {
+			e.FieldStart("updates")
+			e.ArrStart()
+			for _, elem := range s.Updates {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfApiKeysStatusInput = [1]string{
+	0: "updates",
+}
+
+// Decode decodes ApiKeysStatusInput from json.
+func (s *ApiKeysStatusInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ApiKeysStatusInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "updates":
+			if err := func() error {
+				s.Updates = make([]ApiKeyStatusUpdate, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ApiKeyStatusUpdate
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Updates = append(s.Updates, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updates\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ApiKeysStatusInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ApiKeysStatusInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ApiKeysStatusInput) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -67844,6 +68074,516 @@ func (s *IntegrationWithCount) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *IpAccessEntry) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IpAccessEntry) encodeFields(e *jx.Encoder) {
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.IpRange.Set {
+			e.FieldStart("ipRange")
+			s.IpRange.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIpAccessEntry = [3]string{
+	0: "name",
+	1: "ipRange",
+	2: "enabled",
+}
+
+// Decode decodes IpAccessEntry from json.
+func (s *IpAccessEntry) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessEntry to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "ipRange":
+			if err := func() error {
+				s.IpRange.Reset()
+				if err := s.IpRange.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipRange\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessEntry")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IpAccessEntry) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessEntry) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IpAccessSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IpAccessSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.EnablePlatformCustomerSupportAccess.Set {
+			e.FieldStart("enablePlatformCustomerSupportAccess")
+			s.EnablePlatformCustomerSupportAccess.Encode(e)
+		}
+	}
+	{
+		if s.IpAccess.Set {
+			e.FieldStart("ipAccess")
+			s.IpAccess.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIpAccessSettings = [3]string{
+	0: "id",
+	1: "enablePlatformCustomerSupportAccess",
+	2: "ipAccess",
+}
+
+// Decode decodes IpAccessSettings from json.
+func (s *IpAccessSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "enablePlatformCustomerSupportAccess":
+			if err := func() error {
+				s.EnablePlatformCustomerSupportAccess.Reset()
+				if err := s.EnablePlatformCustomerSupportAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enablePlatformCustomerSupportAccess\"")
+			}
+		case "ipAccess":
+			if err := func() error {
+				s.IpAccess.Reset()
+				if err := s.IpAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipAccess\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IpAccessSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IpAccessSettingsEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IpAccessSettingsEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Settings.Set {
+			e.FieldStart("settings")
+			s.Settings.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIpAccessSettingsEnvelope = [1]string{
+	0: "settings",
+}
+
+// Decode decodes IpAccessSettingsEnvelope from json.
+func (s *IpAccessSettingsEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessSettingsEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "settings":
+			if err := func() error {
+				s.Settings.Reset()
+				if err := s.Settings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"settings\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessSettingsEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IpAccessSettingsEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessSettingsEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IpAccessSettingsInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IpAccessSettingsInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.EnablePlatformCustomerSupportAccess.Set {
+			e.FieldStart("enablePlatformCustomerSupportAccess")
+			s.EnablePlatformCustomerSupportAccess.Encode(e)
+		}
+	}
+	{
+		if s.IpAccess != nil {
+			e.FieldStart("ipAccess")
+			e.ArrStart()
+			for _, elem := range s.IpAccess {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfIpAccessSettingsInput = [2]string{
+	0: "enablePlatformCustomerSupportAccess",
+	1: "ipAccess",
+}
+
+// Decode decodes IpAccessSettingsInput from json.
+func (s *IpAccessSettingsInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessSettingsInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "enablePlatformCustomerSupportAccess":
+			if err := func() error {
+				s.EnablePlatformCustomerSupportAccess.Reset()
+				if err := s.EnablePlatformCustomerSupportAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enablePlatformCustomerSupportAccess\"")
+			}
+		case "ipAccess":
+			if err := func() error {
+				s.IpAccess = make([]IpAccessEntry, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IpAccessEntry
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.IpAccess = append(s.IpAccess, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipAccess\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessSettingsInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IpAccessSettingsInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessSettingsInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s IpAccessSettingsIpAccess) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s IpAccessSettingsIpAccess) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes IpAccessSettingsIpAccess from json.
+func (s *IpAccessSettingsIpAccess) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessSettingsIpAccess to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem IpAccessEntry
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessSettingsIpAccess")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IpAccessSettingsIpAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessSettingsIpAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IpAccessSettingsReplacement) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IpAccessSettingsReplacement) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.EnablePlatformCustomerSupportAccess.Set {
+			e.FieldStart("enablePlatformCustomerSupportAccess")
+			s.EnablePlatformCustomerSupportAccess.Encode(e)
+		}
+	}
+	{
+		if s.IpAccess != nil {
+			e.FieldStart("ipAccess")
+			e.ArrStart()
+			for _, elem := range s.IpAccess {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfIpAccessSettingsReplacement = [3]string{
+	0: "id",
+	1: "enablePlatformCustomerSupportAccess",
+	2: "ipAccess",
+}
+
+// Decode decodes IpAccessSettingsReplacement from json.
+func (s *IpAccessSettingsReplacement) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IpAccessSettingsReplacement to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "enablePlatformCustomerSupportAccess":
+			if err := func() error {
+				s.EnablePlatformCustomerSupportAccess.Reset()
+				if err := s.EnablePlatformCustomerSupportAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enablePlatformCustomerSupportAccess\"")
+			}
+		case "ipAccess":
+			if err := func() error {
+				s.IpAccess = make([]IpAccessEntry, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IpAccessEntry
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.IpAccess = append(s.IpAccess, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipAccess\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IpAccessSettingsReplacement")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IpAccessSettingsReplacement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IpAccessSettingsReplacement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *JiraConfig) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -81960,6 +82700,73 @@ func (s *OptIntegrationTestResultFailure) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes IpAccessSettings as json.
+func (o OptIpAccessSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IpAccessSettings from json.
+func (o *OptIpAccessSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIpAccessSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIpAccessSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIpAccessSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IpAccessSettingsIpAccess as json.
+func (o OptIpAccessSettingsIpAccess) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IpAccessSettingsIpAccess from json.
+func (o *OptIpAccessSettingsIpAccess) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIpAccessSettingsIpAccess to nil")
+	}
+	o.Set = true
+	o.Value = make(IpAccessSettingsIpAccess)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIpAccessSettingsIpAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIpAccessSettingsIpAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes JiraConfig as json.
 func (o OptJiraConfig) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -83366,6 +84173,39 @@ func (s *OptParsingRuleTeamID) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PlatformCustomerSupportAccess as json.
+func (o OptPlatformCustomerSupportAccess) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes PlatformCustomerSupportAccess from json.
+func (o *OptPlatformCustomerSupportAccess) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPlatformCustomerSupportAccess to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPlatformCustomerSupportAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPlatformCustomerSupportAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PolicyArchiveRetention as json.
 func (o OptPolicyArchiveRetention) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -84387,6 +85227,105 @@ func (s OptRumVersionLogMetadata) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptRumVersionLogMetadata) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SamlIdpDetails as json.
+func (o OptSamlIdpDetails) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes SamlIdpDetails from json.
+func (o *OptSamlIdpDetails) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptSamlIdpDetails to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptSamlIdpDetails) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptSamlIdpDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SamlIdpParameters as json.
+func (o OptSamlIdpParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes SamlIdpParameters from json.
+func (o *OptSamlIdpParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptSamlIdpParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptSamlIdpParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptSamlIdpParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes SamlSpParameters as json.
+func (o OptSamlSpParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes SamlSpParameters from json.
+func (o *OptSamlSpParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptSamlSpParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptSamlSpParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptSamlSpParameters) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -92576,6 +93515,48 @@ func (s *PermissionPresetInfo) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PermissionPresetInfo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PlatformCustomerSupportAccess as json.
+func (s PlatformCustomerSupportAccess) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes PlatformCustomerSupportAccess from json.
+func (s *PlatformCustomerSupportAccess) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PlatformCustomerSupportAccess to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch PlatformCustomerSupportAccess(v) {
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED
+	default:
+		*s = PlatformCustomerSupportAccess(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PlatformCustomerSupportAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PlatformCustomerSupportAccess) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -103390,6 +104371,698 @@ func (s *RumVersionLogMetadata) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *SamlActiveInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlActiveInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.IsActive.Set {
+			e.FieldStart("isActive")
+			s.IsActive.Encode(e)
+		}
+	}
+	{
+		if s.TeamId.Set {
+			e.FieldStart("teamId")
+			s.TeamId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlActiveInput = [2]string{
+	0: "isActive",
+	1: "teamId",
+}
+
+// Decode decodes SamlActiveInput from json.
+func (s *SamlActiveInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlActiveInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "isActive":
+			if err := func() error {
+				s.IsActive.Reset()
+				if err := s.IsActive.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"isActive\"")
+			}
+		case "teamId":
+			if err := func() error {
+				s.TeamId.Reset()
+				if err := s.TeamId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"teamId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlActiveInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlActiveInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlActiveInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlConfiguration) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlConfiguration) encodeFields(e *jx.Encoder) {
+	{
+		if s.TeamId.Set {
+			e.FieldStart("teamId")
+			s.TeamId.Encode(e)
+		}
+	}
+	{
+		if s.IdpParameters.Set {
+			e.FieldStart("idpParameters")
+			s.IdpParameters.Encode(e)
+		}
+	}
+	{
+		if s.SpParameters.Set {
+			e.FieldStart("spParameters")
+			s.SpParameters.Encode(e)
+		}
+	}
+	{
+		if s.IdpDetails.Set {
+			e.FieldStart("idpDetails")
+			s.IdpDetails.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlConfiguration = [4]string{
+	0: "teamId",
+	1: "idpParameters",
+	2: "spParameters",
+	3: "idpDetails",
+}
+
+// Decode decodes SamlConfiguration from json.
+func (s *SamlConfiguration) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlConfiguration to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "teamId":
+			if err := func() error {
+				s.TeamId.Reset()
+				if err := s.TeamId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"teamId\"")
+			}
+		case "idpParameters":
+			if err := func() error {
+				s.IdpParameters.Reset()
+				if err := s.IdpParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"idpParameters\"")
+			}
+		case "spParameters":
+			if err := func() error {
+				s.SpParameters.Reset()
+				if err := s.SpParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"spParameters\"")
+			}
+		case "idpDetails":
+			if err := func() error {
+				s.IdpDetails.Reset()
+				if err := s.IdpDetails.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"idpDetails\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlConfiguration")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlConfiguration) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlConfiguration) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlIdpDetails) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlIdpDetails) encodeFields(e *jx.Encoder) {
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Icon.Set {
+			e.FieldStart("icon")
+			s.Icon.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlIdpDetails = [2]string{
+	0: "name",
+	1: "icon",
+}
+
+// Decode decodes SamlIdpDetails from json.
+func (s *SamlIdpDetails) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlIdpDetails to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "icon":
+			if err := func() error {
+				s.Icon.Reset()
+				if err := s.Icon.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"icon\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlIdpDetails")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlIdpDetails) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlIdpDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlIdpParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlIdpParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Active.Set {
+			e.FieldStart("active")
+			s.Active.Encode(e)
+		}
+	}
+	{
+		if s.GroupNames != nil {
+			e.FieldStart("groupNames")
+			e.ArrStart()
+			for _, elem := range s.GroupNames {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.MetadataContent.Set {
+			e.FieldStart("metadataContent")
+			s.MetadataContent.Encode(e)
+		}
+	}
+	{
+		if s.MetadataUrl.Set {
+			e.FieldStart("metadataUrl")
+			s.MetadataUrl.Encode(e)
+		}
+	}
+	{
+		if s.TeamEntityId.Set {
+			e.FieldStart("teamEntityId")
+			s.TeamEntityId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlIdpParameters = [5]string{
+	0: "active",
+	1: "groupNames",
+	2: "metadataContent",
+	3: "metadataUrl",
+	4: "teamEntityId",
+}
+
+// Decode decodes SamlIdpParameters from json.
+func (s *SamlIdpParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlIdpParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "active":
+			if err := func() error {
+				s.Active.Reset()
+				if err := s.Active.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"active\"")
+			}
+		case "groupNames":
+			if err := func() error {
+				s.GroupNames = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.GroupNames = append(s.GroupNames, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"groupNames\"")
+			}
+		case "metadataContent":
+			if err := func() error {
+				s.MetadataContent.Reset()
+				if err := s.MetadataContent.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metadataContent\"")
+			}
+		case "metadataUrl":
+			if err := func() error {
+				s.MetadataUrl.Reset()
+				if err := s.MetadataUrl.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metadataUrl\"")
+			}
+		case "teamEntityId":
+			if err := func() error {
+				s.TeamEntityId.Reset()
+				if err := s.TeamEntityId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"teamEntityId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlIdpParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlIdpParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlIdpParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlIdpParametersInput) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlIdpParametersInput) encodeFields(e *jx.Encoder) {
+	{
+		if s.Params.Set {
+			e.FieldStart("params")
+			s.Params.Encode(e)
+		}
+	}
+	{
+		if s.TeamId.Set {
+			e.FieldStart("teamId")
+			s.TeamId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlIdpParametersInput = [2]string{
+	0: "params",
+	1: "teamId",
+}
+
+// Decode decodes SamlIdpParametersInput from json.
+func (s *SamlIdpParametersInput) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlIdpParametersInput to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "params":
+			if err := func() error {
+				s.Params.Reset()
+				if err := s.Params.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"params\"")
+			}
+		case "teamId":
+			if err := func() error {
+				s.TeamId.Reset()
+				if err := s.TeamId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"teamId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlIdpParametersInput")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlIdpParametersInput) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlIdpParametersInput) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlSpParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlSpParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.AssertionConsumerServiceUrl.Set {
+			e.FieldStart("assertionConsumerServiceUrl")
+			s.AssertionConsumerServiceUrl.Encode(e)
+		}
+	}
+	{
+		if s.Binding.Set {
+			e.FieldStart("binding")
+			s.Binding.Encode(e)
+		}
+	}
+	{
+		if s.MetadataUrl.Set {
+			e.FieldStart("metadataUrl")
+			s.MetadataUrl.Encode(e)
+		}
+	}
+	{
+		if s.NameIdFormat.Set {
+			e.FieldStart("nameIdFormat")
+			s.NameIdFormat.Encode(e)
+		}
+	}
+	{
+		if s.SigningCertPem.Set {
+			e.FieldStart("signingCertPem")
+			s.SigningCertPem.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlSpParameters = [5]string{
+	0: "assertionConsumerServiceUrl",
+	1: "binding",
+	2: "metadataUrl",
+	3: "nameIdFormat",
+	4: "signingCertPem",
+}
+
+// Decode decodes SamlSpParameters from json.
+func (s *SamlSpParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlSpParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "assertionConsumerServiceUrl":
+			if err := func() error {
+				s.AssertionConsumerServiceUrl.Reset()
+				if err := s.AssertionConsumerServiceUrl.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"assertionConsumerServiceUrl\"")
+			}
+		case "binding":
+			if err := func() error {
+				s.Binding.Reset()
+				if err := s.Binding.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"binding\"")
+			}
+		case "metadataUrl":
+			if err := func() error {
+				s.MetadataUrl.Reset()
+				if err := s.MetadataUrl.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metadataUrl\"")
+			}
+		case "nameIdFormat":
+			if err := func() error {
+				s.NameIdFormat.Reset()
+				if err := s.NameIdFormat.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"nameIdFormat\"")
+			}
+		case "signingCertPem":
+			if err := func() error {
+				s.SigningCertPem.Reset()
+				if err := s.SigningCertPem.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"signingCertPem\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlSpParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlSpParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlSpParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *SamlSpParametersEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *SamlSpParametersEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Params.Set {
+			e.FieldStart("params")
+			s.Params.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfSamlSpParametersEnvelope = [1]string{
+	0: "params",
+}
+
+// Decode decodes SamlSpParametersEnvelope from json.
+func (s *SamlSpParametersEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode SamlSpParametersEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "params":
+			if err := func() error {
+				s.Params.Reset()
+				if err := s.Params.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"params\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode SamlSpParametersEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *SamlSpParametersEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *SamlSpParametersEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *SaveContextualDataRequest) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -108549,6 +110222,12 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.IpAccess.Set {
+			e.FieldStart("ipAccess")
+			s.IpAccess.Encode(e)
+		}
+	}
+	{
 		if s.AiApplications != nil {
 			e.FieldStart("aiApplications")
 			s.AiApplications.Encode(e)
@@ -108598,7 +110277,7 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [33]string{
+var jsonFieldsNameOfTeamConfiguration = [34]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -108624,14 +110303,15 @@ var jsonFieldsNameOfTeamConfiguration = [33]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
-	25: "aiApplications",
-	26: "aiModelPricing",
-	27: "aiEvaluations",
-	28: "aiCustomEvaluations",
-	29: "scopes",
-	30: "groups",
-	31: "integrations",
-	32: "contextualDataIntegrations",
+	25: "ipAccess",
+	26: "aiApplications",
+	27: "aiModelPricing",
+	28: "aiEvaluations",
+	29: "aiCustomEvaluations",
+	30: "scopes",
+	31: "groups",
+	32: "integrations",
+	33: "contextualDataIntegrations",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -108872,6 +110552,16 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "ipAccess":
+			if err := func() error {
+				s.IpAccess.Reset()
+				if err := s.IpAccess.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ipAccess\"")
 			}
 		case "aiApplications":
 			if err := func() error {

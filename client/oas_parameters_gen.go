@@ -150,6 +150,13 @@ type CreateCaseCommentParams struct {
 	CaseID CaseIdentifier
 }
 
+// CreateIpAccessSettingsParams is parameters of CreateIpAccessSettings operation.
+type CreateIpAccessSettingsParams struct {
+	// True: store settings whose enabled ranges leave out the caller's own address (the caller's key, and
+	// every key of the team used from there, is refused from the next request on).
+	AcceptLockout OptBool `json:",omitempty,omitzero"`
+}
+
 // CreateSloParams is parameters of CreateSlo operation.
 type CreateSloParams struct {
 	// Accepted and without effect; this server runs no data validations.
@@ -271,6 +278,12 @@ type DeleteGlobalRouterParams struct {
 type DeleteIntegrationParams struct {
 	// The id of one of the team's registered instances.
 	IntegrationID string
+}
+
+// DeleteIpAccessSettingsParams is parameters of DeleteIpAccessSettings operation.
+type DeleteIpAccessSettingsParams struct {
+	// The settings' id (the team's id); left out, the caller's team.
+	ID OptString `json:",omitempty,omitzero"`
 }
 
 // DeleteOutgoingWebhookParams is parameters of DeleteOutgoingWebhook operation.
@@ -585,6 +598,12 @@ type GetIntegrationTemplateParams struct {
 	CommonArmParams OptCommonArmParams `json:",omitempty,omitzero"`
 }
 
+// GetIpAccessSettingsParams is parameters of GetIpAccessSettings operation.
+type GetIpAccessSettingsParams struct {
+	// The settings' id (the team's id); left out, the caller's team.
+	ID OptString `json:",omitempty,omitzero"`
+}
+
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
 	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
@@ -653,6 +672,18 @@ type GetRecordingRuleSetParams struct {
 // GetRumApplicationVersionsParams is parameters of GetRumApplicationVersions operation.
 type GetRumApplicationVersionsParams struct {
 	ApplicationName OptString `json:",omitempty,omitzero"`
+}
+
+// GetSamlConfigurationParams is parameters of GetSamlConfiguration operation.
+type GetSamlConfigurationParams struct {
+	// The team; left out, the caller's team. Another team's id is 404.
+	TeamID OptInt64 `json:",omitempty,omitzero"`
+}
+
+// GetSamlSpParametersParams is parameters of GetSamlSpParameters operation.
+type GetSamlSpParametersParams struct {
+	// The team; left out, the caller's team. Another team's id is 404.
+	TeamID OptInt64 `json:",omitempty,omitzero"`
 }
 
 // GetSloParams is parameters of GetSlo operation.
@@ -880,6 +911,13 @@ type PinDashboardParams struct {
 type ReplaceDefaultDashboardParams struct {
 	// A dashboard's id.
 	DashboardID string
+}
+
+// ReplaceIpAccessSettingsParams is parameters of ReplaceIpAccessSettings operation.
+type ReplaceIpAccessSettingsParams struct {
+	// True: store settings whose enabled ranges leave out the caller's own address (the caller's key, and
+	// every key of the team used from there, is refused from the next request on).
+	AcceptLockout OptBool `json:",omitempty,omitzero"`
 }
 
 // ReplaceSloParams is parameters of ReplaceSlo operation.

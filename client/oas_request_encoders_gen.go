@@ -539,6 +539,20 @@ func encodeCreateGlobalRouterRequest(
 	return nil
 }
 
+func encodeCreateIpAccessSettingsRequest(
+	req *IpAccessSettingsInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateOutgoingWebhookRequest(
 	req *CreateOutgoingWebhookRequest,
 	r *http.Request,
@@ -709,6 +723,20 @@ func encodeCreateViewRequest(
 
 func encodeCreateViewFolderRequest(
 	req *ViewFolderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeDeleteApiKeysRequest(
+	req *ApiKeysDeleteInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1115,6 +1143,20 @@ func encodeReplaceGlobalRouterRequest(
 	return nil
 }
 
+func encodeReplaceIpAccessSettingsRequest(
+	req *IpAccessSettingsReplacement,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeReplacePolicySettingsRequest(
 	req *PolicySettings,
 	r *http.Request,
@@ -1263,6 +1305,34 @@ func encodeSetAiModelPricingRequest(
 
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetSamlActiveRequest(
+	req *SamlActiveInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetSamlIdpParametersRequest(
+	req *SamlIdpParametersInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1549,6 +1619,20 @@ func encodeUpdateAlertSchedulerRulesRequest(
 
 func encodeUpdateApiKeyRequest(
 	req *ApiKeyUpdateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateApiKeysStatusRequest(
+	req *ApiKeysStatusInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -10412,6 +10412,32 @@ func (s *ApiKeyOwner) SetOrganisationId(val OptString) {
 	s.OrganisationId = val
 }
 
+// Ref: #/components/schemas/ApiKeyStatusUpdate
+type ApiKeyStatusUpdate struct {
+	KeyId  OptString `json:"keyId"`
+	Active OptBool   `json:"active"`
+}
+
+// GetKeyId returns the value of KeyId.
+func (s *ApiKeyStatusUpdate) GetKeyId() OptString {
+	return s.KeyId
+}
+
+// GetActive returns the value of Active.
+func (s *ApiKeyStatusUpdate) GetActive() OptBool {
+	return s.Active
+}
+
+// SetKeyId sets the value of KeyId.
+func (s *ApiKeyStatusUpdate) SetKeyId(val OptString) {
+	s.KeyId = val
+}
+
+// SetActive sets the value of Active.
+func (s *ApiKeyStatusUpdate) SetActive(val OptBool) {
+	s.Active = val
+}
+
 // Ref: #/components/schemas/ApiKeySummary
 type ApiKeySummary struct {
 	ApiKey MemberApiKey `json:"apiKey"`
@@ -10536,6 +10562,36 @@ func (s *ApiKeyUpdateInputPresets) GetPresets() []string {
 // SetPresets sets the value of Presets.
 func (s *ApiKeyUpdateInputPresets) SetPresets(val []string) {
 	s.Presets = val
+}
+
+// Ref: #/components/schemas/ApiKeysDeleteInput
+type ApiKeysDeleteInput struct {
+	KeyIds []string `json:"keyIds"`
+}
+
+// GetKeyIds returns the value of KeyIds.
+func (s *ApiKeysDeleteInput) GetKeyIds() []string {
+	return s.KeyIds
+}
+
+// SetKeyIds sets the value of KeyIds.
+func (s *ApiKeysDeleteInput) SetKeyIds(val []string) {
+	s.KeyIds = val
+}
+
+// Ref: #/components/schemas/ApiKeysStatusInput
+type ApiKeysStatusInput struct {
+	Updates []ApiKeyStatusUpdate `json:"updates"`
+}
+
+// GetUpdates returns the value of Updates.
+func (s *ApiKeysStatusInput) GetUpdates() []ApiKeyStatusUpdate {
+	return s.Updates
+}
+
+// SetUpdates sets the value of Updates.
+func (s *ApiKeysStatusInput) SetUpdates(val []ApiKeyStatusUpdate) {
+	s.Updates = val
 }
 
 type ApplyTeamConfigurationReqApplicationYaml struct {
@@ -25572,6 +25628,177 @@ func (s *IntegrationWithCount) SetIsNew(val OptBool) {
 // SetIsDeprecated sets the value of IsDeprecated.
 func (s *IntegrationWithCount) SetIsDeprecated(val OptBool) {
 	s.IsDeprecated = val
+}
+
+// One address range.
+// Ref: #/components/schemas/IpAccessEntry
+type IpAccessEntry struct {
+	// A name for people.
+	Name OptString `json:"name"`
+	// An IPv4 or IPv6 range in CIDR notation (203.0.113.0/24), or one address.
+	IpRange OptString `json:"ipRange"`
+	// Whether requests from the range are accepted; left out.
+	Enabled OptBool `json:"enabled"`
+}
+
+// GetName returns the value of Name.
+func (s *IpAccessEntry) GetName() OptString {
+	return s.Name
+}
+
+// GetIpRange returns the value of IpRange.
+func (s *IpAccessEntry) GetIpRange() OptString {
+	return s.IpRange
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *IpAccessEntry) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// SetName sets the value of Name.
+func (s *IpAccessEntry) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetIpRange sets the value of IpRange.
+func (s *IpAccessEntry) SetIpRange(val OptString) {
+	s.IpRange = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *IpAccessEntry) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// Ref: #/components/schemas/IpAccessSettings
+type IpAccessSettings struct {
+	// The settings' id.
+	ID                                  OptString                        `json:"id"`
+	EnablePlatformCustomerSupportAccess OptPlatformCustomerSupportAccess `json:"enablePlatformCustomerSupportAccess"`
+	// The ranges, keyed by their place in the list as set ("0", "1", …).
+	IpAccess OptIpAccessSettingsIpAccess `json:"ipAccess"`
+}
+
+// GetID returns the value of ID.
+func (s *IpAccessSettings) GetID() OptString {
+	return s.ID
+}
+
+// GetEnablePlatformCustomerSupportAccess returns the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettings) GetEnablePlatformCustomerSupportAccess() OptPlatformCustomerSupportAccess {
+	return s.EnablePlatformCustomerSupportAccess
+}
+
+// GetIpAccess returns the value of IpAccess.
+func (s *IpAccessSettings) GetIpAccess() OptIpAccessSettingsIpAccess {
+	return s.IpAccess
+}
+
+// SetID sets the value of ID.
+func (s *IpAccessSettings) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetEnablePlatformCustomerSupportAccess sets the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettings) SetEnablePlatformCustomerSupportAccess(val OptPlatformCustomerSupportAccess) {
+	s.EnablePlatformCustomerSupportAccess = val
+}
+
+// SetIpAccess sets the value of IpAccess.
+func (s *IpAccessSettings) SetIpAccess(val OptIpAccessSettingsIpAccess) {
+	s.IpAccess = val
+}
+
+// Ref: #/components/schemas/IpAccessSettingsEnvelope
+type IpAccessSettingsEnvelope struct {
+	Settings OptIpAccessSettings `json:"settings"`
+}
+
+// GetSettings returns the value of Settings.
+func (s *IpAccessSettingsEnvelope) GetSettings() OptIpAccessSettings {
+	return s.Settings
+}
+
+// SetSettings sets the value of Settings.
+func (s *IpAccessSettingsEnvelope) SetSettings(val OptIpAccessSettings) {
+	s.Settings = val
+}
+
+// Ref: #/components/schemas/IpAccessSettingsInput
+type IpAccessSettingsInput struct {
+	EnablePlatformCustomerSupportAccess OptPlatformCustomerSupportAccess `json:"enablePlatformCustomerSupportAccess"`
+	IpAccess                            []IpAccessEntry                  `json:"ipAccess"`
+}
+
+// GetEnablePlatformCustomerSupportAccess returns the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettingsInput) GetEnablePlatformCustomerSupportAccess() OptPlatformCustomerSupportAccess {
+	return s.EnablePlatformCustomerSupportAccess
+}
+
+// GetIpAccess returns the value of IpAccess.
+func (s *IpAccessSettingsInput) GetIpAccess() []IpAccessEntry {
+	return s.IpAccess
+}
+
+// SetEnablePlatformCustomerSupportAccess sets the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettingsInput) SetEnablePlatformCustomerSupportAccess(val OptPlatformCustomerSupportAccess) {
+	s.EnablePlatformCustomerSupportAccess = val
+}
+
+// SetIpAccess sets the value of IpAccess.
+func (s *IpAccessSettingsInput) SetIpAccess(val []IpAccessEntry) {
+	s.IpAccess = val
+}
+
+// The ranges, keyed by their place in the list as set ("0", "1", …).
+type IpAccessSettingsIpAccess map[string]IpAccessEntry
+
+func (s *IpAccessSettingsIpAccess) init() IpAccessSettingsIpAccess {
+	m := *s
+	if m == nil {
+		m = map[string]IpAccessEntry{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/IpAccessSettingsReplacement
+type IpAccessSettingsReplacement struct {
+	// The settings' id (the team's id); left out, the caller's team.
+	ID                                  OptString                        `json:"id"`
+	EnablePlatformCustomerSupportAccess OptPlatformCustomerSupportAccess `json:"enablePlatformCustomerSupportAccess"`
+	IpAccess                            []IpAccessEntry                  `json:"ipAccess"`
+}
+
+// GetID returns the value of ID.
+func (s *IpAccessSettingsReplacement) GetID() OptString {
+	return s.ID
+}
+
+// GetEnablePlatformCustomerSupportAccess returns the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettingsReplacement) GetEnablePlatformCustomerSupportAccess() OptPlatformCustomerSupportAccess {
+	return s.EnablePlatformCustomerSupportAccess
+}
+
+// GetIpAccess returns the value of IpAccess.
+func (s *IpAccessSettingsReplacement) GetIpAccess() []IpAccessEntry {
+	return s.IpAccess
+}
+
+// SetID sets the value of ID.
+func (s *IpAccessSettingsReplacement) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetEnablePlatformCustomerSupportAccess sets the value of EnablePlatformCustomerSupportAccess.
+func (s *IpAccessSettingsReplacement) SetEnablePlatformCustomerSupportAccess(val OptPlatformCustomerSupportAccess) {
+	s.EnablePlatformCustomerSupportAccess = val
+}
+
+// SetIpAccess sets the value of IpAccess.
+func (s *IpAccessSettingsReplacement) SetIpAccess(val []IpAccessEntry) {
+	s.IpAccess = val
 }
 
 // Ref: #/components/schemas/JiraConfig
@@ -41380,6 +41607,98 @@ func (o OptIntegrationTestResultFailure) Or(d IntegrationTestResultFailure) Inte
 	return d
 }
 
+// NewOptIpAccessSettings returns new OptIpAccessSettings with value set to v.
+func NewOptIpAccessSettings(v IpAccessSettings) OptIpAccessSettings {
+	return OptIpAccessSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIpAccessSettings is optional IpAccessSettings.
+type OptIpAccessSettings struct {
+	Value IpAccessSettings
+	Set   bool
+}
+
+// IsSet returns true if OptIpAccessSettings was set.
+func (o OptIpAccessSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIpAccessSettings) Reset() {
+	var v IpAccessSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIpAccessSettings) SetTo(v IpAccessSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIpAccessSettings) Get() (v IpAccessSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIpAccessSettings) Or(d IpAccessSettings) IpAccessSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIpAccessSettingsIpAccess returns new OptIpAccessSettingsIpAccess with value set to v.
+func NewOptIpAccessSettingsIpAccess(v IpAccessSettingsIpAccess) OptIpAccessSettingsIpAccess {
+	return OptIpAccessSettingsIpAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIpAccessSettingsIpAccess is optional IpAccessSettingsIpAccess.
+type OptIpAccessSettingsIpAccess struct {
+	Value IpAccessSettingsIpAccess
+	Set   bool
+}
+
+// IsSet returns true if OptIpAccessSettingsIpAccess was set.
+func (o OptIpAccessSettingsIpAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIpAccessSettingsIpAccess) Reset() {
+	var v IpAccessSettingsIpAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIpAccessSettingsIpAccess) SetTo(v IpAccessSettingsIpAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIpAccessSettingsIpAccess) Get() (v IpAccessSettingsIpAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIpAccessSettingsIpAccess) Or(d IpAccessSettingsIpAccess) IpAccessSettingsIpAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptJiraConfig returns new OptJiraConfig with value set to v.
 func NewOptJiraConfig(v JiraConfig) OptJiraConfig {
 	return OptJiraConfig{
@@ -43380,6 +43699,52 @@ func (o OptParsingRuleTeamID) Or(d ParsingRuleTeamID) ParsingRuleTeamID {
 	return d
 }
 
+// NewOptPlatformCustomerSupportAccess returns new OptPlatformCustomerSupportAccess with value set to v.
+func NewOptPlatformCustomerSupportAccess(v PlatformCustomerSupportAccess) OptPlatformCustomerSupportAccess {
+	return OptPlatformCustomerSupportAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPlatformCustomerSupportAccess is optional PlatformCustomerSupportAccess.
+type OptPlatformCustomerSupportAccess struct {
+	Value PlatformCustomerSupportAccess
+	Set   bool
+}
+
+// IsSet returns true if OptPlatformCustomerSupportAccess was set.
+func (o OptPlatformCustomerSupportAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPlatformCustomerSupportAccess) Reset() {
+	var v PlatformCustomerSupportAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPlatformCustomerSupportAccess) SetTo(v PlatformCustomerSupportAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPlatformCustomerSupportAccess) Get() (v PlatformCustomerSupportAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPlatformCustomerSupportAccess) Or(d PlatformCustomerSupportAccess) PlatformCustomerSupportAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPolicyArchiveRetention returns new OptPolicyArchiveRetention with value set to v.
 func NewOptPolicyArchiveRetention(v PolicyArchiveRetention) OptPolicyArchiveRetention {
 	return OptPolicyArchiveRetention{
@@ -44846,6 +45211,144 @@ func (o OptRumVersionLogMetadata) Get() (v RumVersionLogMetadata, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRumVersionLogMetadata) Or(d RumVersionLogMetadata) RumVersionLogMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSamlIdpDetails returns new OptSamlIdpDetails with value set to v.
+func NewOptSamlIdpDetails(v SamlIdpDetails) OptSamlIdpDetails {
+	return OptSamlIdpDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSamlIdpDetails is optional SamlIdpDetails.
+type OptSamlIdpDetails struct {
+	Value SamlIdpDetails
+	Set   bool
+}
+
+// IsSet returns true if OptSamlIdpDetails was set.
+func (o OptSamlIdpDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSamlIdpDetails) Reset() {
+	var v SamlIdpDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSamlIdpDetails) SetTo(v SamlIdpDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSamlIdpDetails) Get() (v SamlIdpDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSamlIdpDetails) Or(d SamlIdpDetails) SamlIdpDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSamlIdpParameters returns new OptSamlIdpParameters with value set to v.
+func NewOptSamlIdpParameters(v SamlIdpParameters) OptSamlIdpParameters {
+	return OptSamlIdpParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSamlIdpParameters is optional SamlIdpParameters.
+type OptSamlIdpParameters struct {
+	Value SamlIdpParameters
+	Set   bool
+}
+
+// IsSet returns true if OptSamlIdpParameters was set.
+func (o OptSamlIdpParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSamlIdpParameters) Reset() {
+	var v SamlIdpParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSamlIdpParameters) SetTo(v SamlIdpParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSamlIdpParameters) Get() (v SamlIdpParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSamlIdpParameters) Or(d SamlIdpParameters) SamlIdpParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSamlSpParameters returns new OptSamlSpParameters with value set to v.
+func NewOptSamlSpParameters(v SamlSpParameters) OptSamlSpParameters {
+	return OptSamlSpParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSamlSpParameters is optional SamlSpParameters.
+type OptSamlSpParameters struct {
+	Value SamlSpParameters
+	Set   bool
+}
+
+// IsSet returns true if OptSamlSpParameters was set.
+func (o OptSamlSpParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSamlSpParameters) Reset() {
+	var v SamlSpParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSamlSpParameters) SetTo(v SamlSpParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSamlSpParameters) Get() (v SamlSpParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSamlSpParameters) Or(d SamlSpParameters) SamlSpParameters {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -51156,6 +51659,57 @@ func (s *PermissionPresetInfo) SetPermissions(val []string) {
 	s.Permissions = val
 }
 
+// Whether the platform's support staff may reach the team (stored and answered; mgmtapi has no support
+// staff).
+// Ref: #/components/schemas/PlatformCustomerSupportAccess
+type PlatformCustomerSupportAccess string
+
+const (
+	PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED PlatformCustomerSupportAccess = "PLATFORM_CUSTOMER_SUPPORT_ACCESS_UNSPECIFIED"
+	PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED    PlatformCustomerSupportAccess = "PLATFORM_CUSTOMER_SUPPORT_ACCESS_DISABLED"
+	PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED     PlatformCustomerSupportAccess = "PLATFORM_CUSTOMER_SUPPORT_ACCESS_ENABLED"
+)
+
+// AllValues returns all PlatformCustomerSupportAccess values.
+func (PlatformCustomerSupportAccess) AllValues() []PlatformCustomerSupportAccess {
+	return []PlatformCustomerSupportAccess{
+		PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED,
+		PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED,
+		PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PlatformCustomerSupportAccess) MarshalText() ([]byte, error) {
+	switch s {
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED:
+		return []byte(s), nil
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED:
+		return []byte(s), nil
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PlatformCustomerSupportAccess) UnmarshalText(data []byte) error {
+	switch PlatformCustomerSupportAccess(data) {
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSUNSPECIFIED
+		return nil
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSDISABLED
+		return nil
+	case PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED:
+		*s = PlatformCustomerSupportAccessPLATFORMCUSTOMERSUPPORTACCESSENABLED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/Policy
 type Policy struct {
 	ID string `json:"id"`
@@ -54726,6 +55280,270 @@ func (s *RumVersionLogMetadata) SetLastOccurrence(val OptDateTime) {
 	s.LastOccurrence = val
 }
 
+// Ref: #/components/schemas/SamlActiveInput
+type SamlActiveInput struct {
+	IsActive OptBool  `json:"isActive"`
+	TeamId   OptInt64 `json:"teamId"`
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *SamlActiveInput) GetIsActive() OptBool {
+	return s.IsActive
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *SamlActiveInput) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *SamlActiveInput) SetIsActive(val OptBool) {
+	s.IsActive = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *SamlActiveInput) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// Ref: #/components/schemas/SamlConfiguration
+type SamlConfiguration struct {
+	TeamId        OptInt64             `json:"teamId"`
+	IdpParameters OptSamlIdpParameters `json:"idpParameters"`
+	SpParameters  OptSamlSpParameters  `json:"spParameters"`
+	IdpDetails    OptSamlIdpDetails    `json:"idpDetails"`
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *SamlConfiguration) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetIdpParameters returns the value of IdpParameters.
+func (s *SamlConfiguration) GetIdpParameters() OptSamlIdpParameters {
+	return s.IdpParameters
+}
+
+// GetSpParameters returns the value of SpParameters.
+func (s *SamlConfiguration) GetSpParameters() OptSamlSpParameters {
+	return s.SpParameters
+}
+
+// GetIdpDetails returns the value of IdpDetails.
+func (s *SamlConfiguration) GetIdpDetails() OptSamlIdpDetails {
+	return s.IdpDetails
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *SamlConfiguration) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetIdpParameters sets the value of IdpParameters.
+func (s *SamlConfiguration) SetIdpParameters(val OptSamlIdpParameters) {
+	s.IdpParameters = val
+}
+
+// SetSpParameters sets the value of SpParameters.
+func (s *SamlConfiguration) SetSpParameters(val OptSamlSpParameters) {
+	s.SpParameters = val
+}
+
+// SetIdpDetails sets the value of IdpDetails.
+func (s *SamlConfiguration) SetIdpDetails(val OptSamlIdpDetails) {
+	s.IdpDetails = val
+}
+
+// Ref: #/components/schemas/SamlIdpDetails
+type SamlIdpDetails struct {
+	Name OptString `json:"name"`
+	Icon OptString `json:"icon"`
+}
+
+// GetName returns the value of Name.
+func (s *SamlIdpDetails) GetName() OptString {
+	return s.Name
+}
+
+// GetIcon returns the value of Icon.
+func (s *SamlIdpDetails) GetIcon() OptString {
+	return s.Icon
+}
+
+// SetName sets the value of Name.
+func (s *SamlIdpDetails) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetIcon sets the value of Icon.
+func (s *SamlIdpDetails) SetIcon(val OptString) {
+	s.Icon = val
+}
+
+// The identity provider of a team; at most one of `metadataUrl` and `metadataContent`.
+// Ref: #/components/schemas/SamlIdpParameters
+type SamlIdpParameters struct {
+	// Whether SAML is active for the team.
+	Active     OptBool  `json:"active"`
+	GroupNames []string `json:"groupNames"`
+	// The identity provider's SAML metadata (XML).
+	MetadataContent OptString `json:"metadataContent"`
+	// Where the identity provider publishes its metadata (http or https).
+	MetadataUrl OptString `json:"metadataUrl"`
+	// The team's id.
+	TeamEntityId OptInt64 `json:"teamEntityId"`
+}
+
+// GetActive returns the value of Active.
+func (s *SamlIdpParameters) GetActive() OptBool {
+	return s.Active
+}
+
+// GetGroupNames returns the value of GroupNames.
+func (s *SamlIdpParameters) GetGroupNames() []string {
+	return s.GroupNames
+}
+
+// GetMetadataContent returns the value of MetadataContent.
+func (s *SamlIdpParameters) GetMetadataContent() OptString {
+	return s.MetadataContent
+}
+
+// GetMetadataUrl returns the value of MetadataUrl.
+func (s *SamlIdpParameters) GetMetadataUrl() OptString {
+	return s.MetadataUrl
+}
+
+// GetTeamEntityId returns the value of TeamEntityId.
+func (s *SamlIdpParameters) GetTeamEntityId() OptInt64 {
+	return s.TeamEntityId
+}
+
+// SetActive sets the value of Active.
+func (s *SamlIdpParameters) SetActive(val OptBool) {
+	s.Active = val
+}
+
+// SetGroupNames sets the value of GroupNames.
+func (s *SamlIdpParameters) SetGroupNames(val []string) {
+	s.GroupNames = val
+}
+
+// SetMetadataContent sets the value of MetadataContent.
+func (s *SamlIdpParameters) SetMetadataContent(val OptString) {
+	s.MetadataContent = val
+}
+
+// SetMetadataUrl sets the value of MetadataUrl.
+func (s *SamlIdpParameters) SetMetadataUrl(val OptString) {
+	s.MetadataUrl = val
+}
+
+// SetTeamEntityId sets the value of TeamEntityId.
+func (s *SamlIdpParameters) SetTeamEntityId(val OptInt64) {
+	s.TeamEntityId = val
+}
+
+// Ref: #/components/schemas/SamlIdpParametersInput
+type SamlIdpParametersInput struct {
+	Params OptSamlIdpParameters `json:"params"`
+	TeamId OptInt64             `json:"teamId"`
+}
+
+// GetParams returns the value of Params.
+func (s *SamlIdpParametersInput) GetParams() OptSamlIdpParameters {
+	return s.Params
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *SamlIdpParametersInput) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// SetParams sets the value of Params.
+func (s *SamlIdpParametersInput) SetParams(val OptSamlIdpParameters) {
+	s.Params = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *SamlIdpParametersInput) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// Ref: #/components/schemas/SamlSpParameters
+type SamlSpParameters struct {
+	AssertionConsumerServiceUrl OptString `json:"assertionConsumerServiceUrl"`
+	Binding                     OptString `json:"binding"`
+	MetadataUrl                 OptString `json:"metadataUrl"`
+	NameIdFormat                OptString `json:"nameIdFormat"`
+	SigningCertPem              OptString `json:"signingCertPem"`
+}
+
+// GetAssertionConsumerServiceUrl returns the value of AssertionConsumerServiceUrl.
+func (s *SamlSpParameters) GetAssertionConsumerServiceUrl() OptString {
+	return s.AssertionConsumerServiceUrl
+}
+
+// GetBinding returns the value of Binding.
+func (s *SamlSpParameters) GetBinding() OptString {
+	return s.Binding
+}
+
+// GetMetadataUrl returns the value of MetadataUrl.
+func (s *SamlSpParameters) GetMetadataUrl() OptString {
+	return s.MetadataUrl
+}
+
+// GetNameIdFormat returns the value of NameIdFormat.
+func (s *SamlSpParameters) GetNameIdFormat() OptString {
+	return s.NameIdFormat
+}
+
+// GetSigningCertPem returns the value of SigningCertPem.
+func (s *SamlSpParameters) GetSigningCertPem() OptString {
+	return s.SigningCertPem
+}
+
+// SetAssertionConsumerServiceUrl sets the value of AssertionConsumerServiceUrl.
+func (s *SamlSpParameters) SetAssertionConsumerServiceUrl(val OptString) {
+	s.AssertionConsumerServiceUrl = val
+}
+
+// SetBinding sets the value of Binding.
+func (s *SamlSpParameters) SetBinding(val OptString) {
+	s.Binding = val
+}
+
+// SetMetadataUrl sets the value of MetadataUrl.
+func (s *SamlSpParameters) SetMetadataUrl(val OptString) {
+	s.MetadataUrl = val
+}
+
+// SetNameIdFormat sets the value of NameIdFormat.
+func (s *SamlSpParameters) SetNameIdFormat(val OptString) {
+	s.NameIdFormat = val
+}
+
+// SetSigningCertPem sets the value of SigningCertPem.
+func (s *SamlSpParameters) SetSigningCertPem(val OptString) {
+	s.SigningCertPem = val
+}
+
+// Ref: #/components/schemas/SamlSpParametersEnvelope
+type SamlSpParametersEnvelope struct {
+	Params OptSamlSpParameters `json:"params"`
+}
+
+// GetParams returns the value of Params.
+func (s *SamlSpParametersEnvelope) GetParams() OptSamlSpParameters {
+	return s.Params
+}
+
+// SetParams sets the value of Params.
+func (s *SamlSpParametersEnvelope) SetParams(val OptSamlSpParameters) {
+	s.Params = val
+}
+
 // Ref: #/components/schemas/SaveContextualDataRequest
 type SaveContextualDataRequest struct {
 	Metadata OptIntegrationMetadata `json:"metadata"`
@@ -56494,10 +57312,10 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` and `aiModelPricing`
-// are single objects. Connectors' secrets are exported as `********`, which an apply reads as "keep
-// the stored value"; integration instances' secrets are exported as `sensitiveData: {}` and their API
-// keys by id, read alike. An area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings`, `aiModelPricing` and
+// `ipAccess` are single objects. Connectors' secrets are exported as `********`, which an apply reads
+// as "keep the stored value"; integration instances' secrets are exported as `sensitiveData: {}` and
+// their API keys by id, read alike. An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -56526,6 +57344,7 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	IpAccess                   OptConfigurationResource    `json:"ipAccess"`
 	AiApplications             ConfigurationResources      `json:"aiApplications"`
 	AiModelPricing             OptConfigurationResource    `json:"aiModelPricing"`
 	AiEvaluations              ConfigurationResources      `json:"aiEvaluations"`
@@ -56659,6 +57478,11 @@ func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
 // GetAlertSchedulerRules returns the value of AlertSchedulerRules.
 func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
+}
+
+// GetIpAccess returns the value of IpAccess.
+func (s *TeamConfiguration) GetIpAccess() OptConfigurationResource {
+	return s.IpAccess
 }
 
 // GetAiApplications returns the value of AiApplications.
@@ -56824,6 +57648,11 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetIpAccess sets the value of IpAccess.
+func (s *TeamConfiguration) SetIpAccess(val OptConfigurationResource) {
+	s.IpAccess = val
 }
 
 // SetAiApplications sets the value of AiApplications.

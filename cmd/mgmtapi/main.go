@@ -220,7 +220,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
 			SMTP:           smtpServer(cfg.SMTP),
-		}})
+		}, ExternalURL: externalURL})
 	if err != nil {
 		return err
 	}
@@ -268,6 +268,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		KeyRate:           cfg.KeyRateLimit,
 		KeyBurst:          cfg.KeyRateBurst,
 		Collectors:        workerMetrics,
+		TrustedProxies:    cfg.TrustedProxies,
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -29,6 +29,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/integrations"
+	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
 	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -42,6 +43,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
+	"github.com/mgmtapi/mgmtapi/internal/samlconfig"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -63,7 +65,14 @@ type Options struct {
 	Integrations *integrations.Catalog
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
+	// The SAML identity provider's metadata URL is fetched through the same policy.
 	Delivery delivery.Options
+	// ExternalURL is the base URL clients use (--external-url, or the one derived from the listen
+	// address): the SAML service provider's URLs are under it.
+	ExternalURL string
+	// IPAccess enforces the teams' IP access settings; nil makes one over DB that reads the
+	// client's address with server.ClientAddr.
+	IPAccess *ipaccess.Guard
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -99,6 +108,8 @@ type handler struct {
 	*integrations.IntegrationHandler
 	*access.AccessHandler
 	*ai.Handler
+	*ipaccess.SettingsHandler
+	*samlconfig.ConfigurationHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -219,11 +230,16 @@ func New(opts Options) (*API, error) {
 	}
 	h.IntegrationHandler = integrations.NewHandler(opts.DB, integrationCatalog, delivery.NewSender(opts.Delivery), h.ExtensionHandler.ForIntegration)
 	h.Handler = ai.NewHandler(opts.DB)
+	if opts.IPAccess == nil {
+		opts.IPAccess = ipaccess.NewGuard(opts.DB, server.ClientAddr)
+	}
+	h.SettingsHandler = ipaccess.NewHandler(opts.DB, opts.IPAccess)
+	h.ConfigurationHandler = samlconfig.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), opts.ExternalURL)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog, integrationCatalog)...)
 	if err != nil {
 		return nil, err
 	}
-	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey, operatorAlso: operatorAlso}
+	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey, operatorAlso: operatorAlso, ipAccess: opts.IPAccess}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
 			nameOperation(ctx, err)

@@ -27,10 +27,19 @@ func (a *API) withAudit(r *http.Request, route oas.Route) *http.Request {
 		Operation: op,
 		PathIDs:   append([]string(nil), route.Args()...),
 		RequestID: server.RequestID(r.Context()),
-		Client:    clientAddress(r.RemoteAddr),
+		Client:    auditClient(r),
 		Status:    a.successStatus[op],
 	}
 	return r.WithContext(db.WithAudit(r.Context(), e))
+}
+
+// auditClient is the request's client address as IP access sees it (server.ClientAddr: the peer,
+// or the client a trusted proxy names), else the host of the peer's address.
+func auditClient(r *http.Request) string {
+	if addr, ok := server.ClientAddr(r.Context()); ok {
+		return addr.String()
+	}
+	return clientAddress(r.RemoteAddr)
 }
 
 // clientAddress is the host of the peer's address (the port says nothing about who called).

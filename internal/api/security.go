@@ -7,6 +7,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 )
@@ -21,12 +22,15 @@ type security struct {
 	operatorKey string
 	// operatorAlso are the operations that take the operator key beside team keys.
 	operatorAlso map[string]bool
+	// ipAccess refuses a team's keys from addresses outside its enabled ranges.
+	ipAccess *ipaccess.Guard
 }
 
 // HandleApiKey authenticates a team key and requires the operation's permission.
 //
-// Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
-// for a send-data key on any operation but ingestion; LimitExceeded (429, with Retry-After) for
+// Errors: Unauthenticated for a missing or unusable key; Forbidden for a request from an address
+// outside the key's team's enabled IP access ranges (ipaccess.Guard.Check), for a missing
+// permission, and for a send-data key on any operation but ingestion; LimitExceeded (429, with Retry-After) for
 // a key over its rate limit (--key-rate-limit, server.LimitKey); then Invalid for a path the
 // request was found to spell wrongly before routing (withPathRefusal). On an operation that
 // takes the operator key too (operatorAlso), the operator key is accepted and marks the context
@@ -52,6 +56,10 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
 	}
 	server.SetKeyID(ctx, p.KeyID)
+	if err := s.ipAccess.Check(ctx, p.TeamID); err != nil {
+		server.SetAuthFailure(ctx, server.AuthAddressNotAllowed)
+		return nil, err
+	}
 	if err := server.LimitKey(ctx, p.KeyID); err != nil {
 		return nil, err
 	}

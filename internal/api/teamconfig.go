@@ -22,6 +22,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/integrations"
+	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
@@ -222,5 +223,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		ai.PricingConfiguration{},
 		ai.EvaluationsConfiguration{},
 		ai.CustomConfiguration{},
+		ipaccess.Configuration{Guard: opts.IPAccess},
 	}
 }

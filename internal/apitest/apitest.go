@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -40,6 +41,9 @@ import (
 
 // DatabaseURLVariable names the variable that, when set, adds a PostgreSQL run of every test.
 const DatabaseURLVariable = "MGMTAPI_TEST_DATABASE_URL"
+
+// ExternalURL is the external URL (--external-url) every test server is given.
+const ExternalURL = "https://mgmt.example.test"
 
 // OperatorKey is the operator key of every test server.
 const OperatorKey = "test-operator-key-0123456789abcdef"
@@ -75,6 +79,8 @@ type Options struct {
 	PublicDeliveriesOnly bool
 	// SMTP is the SMTP server the test notifications of EMAIL connectors go through (nil: none).
 	SMTP *delivery.SMTPServer
+	// TrustedProxies are the peers whose X-Forwarded-For the server believes (--trusted-proxies).
+	TrustedProxies []netip.Prefix
 	// Unchecked turns off the check of answers against the public documents, which reports
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
@@ -198,7 +204,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
-			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord}})
+			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord},
+		ExternalURL: ExternalURL})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}
@@ -215,6 +222,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 		OpenAPIYAML:  yamlDoc,
 		MaxBodyBytes: e.opts.MaxBodyBytes,
 		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+
+		TrustedProxies: e.opts.TrustedProxies,
 	})
 	if e.opts.Unchecked {
 		return handler
@@ -311,10 +320,16 @@ type Response struct {
 // empty), the Content-Type (none when empty) and the body.
 func (e *Env) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
-	return do(t, e.URL, method, path, authorization, contentType, body)
+	return do(t, e.URL, method, path, authorization, contentType, body, nil)
 }
 
-func do(t testing.TB, base, method, path, authorization, contentType, body string) Response {
+// DoWith is Do with more request headers (X-Forwarded-For…).
+func (e *Env) DoWith(t testing.TB, method, path, authorization, contentType, body string, headers map[string]string) Response {
+	t.Helper()
+	return do(t, e.URL, method, path, authorization, contentType, body, headers)
+}
+
+func do(t testing.TB, base, method, path, authorization, contentType, body string, headers map[string]string) Response {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewBufferString(body))
 	if err != nil {
@@ -329,6 +344,9 @@ func do(t testing.TB, base, method, path, authorization, contentType, body strin
 	}
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
+	}
+	for name, value := range headers {
+		req.Header.Set(name, value)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -386,7 +404,7 @@ func Serve(t testing.TB, handler http.Handler) *Replica {
 // Do sends a raw request to the replica, as Env.Do does.
 func (r *Replica) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
-	return do(t, r.url, method, path, authorization, contentType, body)
+	return do(t, r.url, method, path, authorization, contentType, body, nil)
 }
 
 // JSONOf is v as JSON text, for building request bodies; it fails the test when v cannot be

@@ -100,6 +100,9 @@ type Config struct {
 	// when none is configured.
 	SMTP     *SMTP
 	smtpFrom string
+	// TrustedProxies are the peers whose X-Forwarded-For header names the client (the address
+	// IP access checks); empty, the client is always the connection's peer.
+	TrustedProxies []netip.Prefix
 }
 
 // SMTP is the SMTP server of --smtp-url and the From address of --smtp-from.
@@ -386,6 +389,11 @@ var options = []option{
 			c.KeyRateBurst, err = integer(v, 1, 1000000)
 			return err
 		}},
+	{"trusted-proxies", "MGMTAPI_TRUSTED_PROXIES", "", "comma-separated address ranges (CIDR, or single addresses) of the proxies in front of the server: only from them is X-Forwarded-For believed, to find the client address that IP access checks",
+		func(c *Config, v string) (err error) {
+			c.TrustedProxies, err = addressRanges(v)
+			return err
+		}},
 	{"max-connections", "MGMTAPI_MAX_CONNECTIONS", "0", "most client connections open at once, 0 to 10000000; at it the longest idle keep-alive connection is closed, or a new one gets 503 with Retry-After; 0 derives it from the descriptor limit (the limit less max(64, limit/4))",
 		func(c *Config, v string) (err error) {
 			c.MaxConnections, err = integer(v, 0, 10000000)
@@ -449,6 +457,28 @@ var notifyOptions = []option{
 }
 
 func init() { options = append(append(options, notifyOptions...), smtpOptions...) }
+
+// addressRanges reads a comma-separated list of CIDR ranges and single addresses (a /32 or
+// /128 range); empty parts are skipped.
+func addressRanges(v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, part := range strings.Split(v, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		if a, err := netip.ParseAddr(part); err == nil && a.Zone() == "" {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(part)
+		if err != nil {
+			return nil, fmt.Errorf("must be comma-separated CIDR ranges or addresses such as 10.0.0.0/8,192.0.2.10, not %q", part)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
 
 // integer reads a whole number from lowest to highest.
 func integer(v string, lowest, highest int) (int, error) {
@@ -695,6 +725,14 @@ func (c Config) String() string {
 		}
 		notifyAllowed = "public," + strings.Join(ranges, ",")
 	}
+	trustedProxies := "none"
+	if len(c.TrustedProxies) > 0 {
+		ranges := make([]string, len(c.TrustedProxies))
+		for i, p := range c.TrustedProxies {
+			ranges[i] = p.String()
+		}
+		trustedProxies = strings.Join(ranges, ",")
+	}
 	smtp := "(unset)"
 	if s := c.SMTP; s != nil {
 		tls := "starttls-if-offered"
@@ -710,9 +748,9 @@ func (c Config) String() string {
 		}
 		smtp = fmt.Sprintf("%s%s %s from=%s", user, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), tls, s.From)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

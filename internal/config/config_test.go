@@ -44,7 +44,8 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
 		"concurrency-target-latency": "fast", "min-concurrent-requests": "-1",
 		"key-rate-limit": "fast", "key-rate-burst": "0", "max-connections": "-1", "sqlite-file-access": "locked",
-		"notify-worker": "maybe", "notify-allow-private": "sometimes", "notify-allow-cidr": "10.0.0.0/33",
+		"trusted-proxies": "127.0.0.1/33",
+		"notify-worker":   "maybe", "notify-allow-private": "sometimes", "notify-allow-cidr": "10.0.0.0/33",
 		"notify-attempt-timeout": "0s", "notify-retry-time": "73h", "notify-per-connector": "0",
 	}
 	good := map[string]string{
@@ -56,7 +57,8 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
 		"concurrency-target-latency": "0s", "min-concurrent-requests": "4",
 		"key-rate-limit": "0.5", "key-rate-burst": "3", "max-connections": "500", "sqlite-file-access": "shared",
-		"notify-worker": "off", "notify-allow-private": "true", "notify-allow-cidr": "10.0.0.0/8, fd00::/8",
+		"trusted-proxies": "127.0.0.1, 10.0.0.0/8, ::1",
+		"notify-worker":   "off", "notify-allow-private": "true", "notify-allow-cidr": "10.0.0.0/8, fd00::/8",
 		"notify-attempt-timeout": "2s", "notify-retry-time": "10m", "notify-per-connector": "2",
 	}
 	for _, o := range options {
@@ -338,5 +340,27 @@ func TestSMTPSettings(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.fragment) || strings.Contains(err.Error(), "hidden-pw") {
 			t.Errorf("%v %v: error %v, want one containing %q and not the password", tc.args, tc.env, err, tc.fragment)
 		}
+	}
+}
+
+// TestTrustedProxies reads ranges and single addresses, masked, and refuses anything else.
+func TestTrustedProxies(t *testing.T) {
+	c, err := parse([]string{"--trusted-proxies", " 127.0.0.1, 10.1.2.3/8,,::1 "}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range c.TrustedProxies {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, ",") != "127.0.0.1/32,10.0.0.0/8,::1/128" {
+		t.Fatalf("ranges %v", got)
+	}
+	if !strings.Contains(c.String(), "trusted-proxies=127.0.0.1/32,10.0.0.0/8,::1/128") {
+		t.Fatalf("String() does not show them: %s", c)
+	}
+	_, err = parse(nil, map[string]string{"MGMTAPI_TRUSTED_PROXIES": "proxy.example.com"})
+	if err == nil || !strings.Contains(err.Error(), `not "proxy.example.com"`) {
+		t.Fatalf("a host name: %v", err)
 	}
 }

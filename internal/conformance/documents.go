@@ -111,6 +111,11 @@ func LoadOnly(dir string, keep func(name string) bool) (*Documents, error) {
 					errorSchema: fileErrorSchema}
 				key := operationKey(method, path)
 				if prev := docs.operations[key]; prev != nil {
+					if prev.ID == p.ID {
+						// Two documents declare one public operation (the key administration
+						// service repeats the key service's list and create): the first stands.
+						continue
+					}
 					return nil, fmt.Errorf("%s %s is declared by %s and %s", method, path, prev.File, name)
 				}
 				docs.operations[key] = p

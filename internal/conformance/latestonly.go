@@ -13,14 +13,16 @@ import (
 // connectors, the connector schema, global routers and notification testing are issue 25; alert
 // definitions, alert scheduler rules and the alert event feed (events, alert events) are issue 26;
 // teams, members (users), groups and scopes are issue 34;
-// AI applications and AI evaluations are issue 36.
+// AI applications and AI evaluations are issue 36;
+// IP access, the SAML configuration and the bulk operations of key administration are issue 34.
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
 	"notifications_testing_service.json", "alert_definitions_service.json", "alert_scheduler_rule_service.json",
 	"events_service.json", "alert_events_service.json", "outgoing_webhooks_service.json",
 	"integration_service.json", "contextual_data_integration_service.json",
 	"teams_service.json", "users_management_service.json", "team_groups_management_service.json", "scopes_service.json",
-	"ai_applications_service.json", "ai_evaluations_service.json"}
+	"ai_applications_service.json", "ai_evaluations_service.json",
+	"ip_access_service.json", "saml_configuration_service.json", "api_keys_admin_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

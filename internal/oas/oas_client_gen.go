@@ -546,6 +546,19 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
 	CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
+	// CreateIpAccessSettings invokes CreateIpAccessSettings operation.
+	//
+	// Sets the team's ranges and support-access choice (a team has one settings object: setting it again
+	// replaces it). While at least one range is enabled, a request made with a key of the team from an
+	// address outside every enabled range is refused with 403 before its operation runs; the address is
+	// the connection's peer, or the client an `X-Forwarded-For` header names when the peer is a proxy the
+	// operator trusts (`--trusted-proxies`). Each `ipRange` is an IPv4 or IPv6 range in CIDR notation (a
+	// bare address is one address); `enabled` left out is false; at most 500 ranges. Settings whose
+	// enabled ranges leave out the caller's own address are refused with 400 unless `acceptLockout=true`
+	// is sent.
+	//
+	// POST /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+	CreateIpAccessSettings(ctx context.Context, request *IpAccessSettingsInput, params CreateIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error)
 	// CreateOutgoingWebhook invokes CreateOutgoingWebhook operation.
 	//
 	// Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
@@ -724,6 +737,14 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	DeleteApiKey(ctx context.Context, params DeleteApiKeyParams) error
+	// DeleteApiKeys invokes DeleteApiKeys operation.
+	//
+	// Deletes every key of the team that `keyIds` names (at most 1000, repeats allowed), all or none: one
+	// id that names no key of the team is a 404 naming it, and nothing is deleted. The keys stop
+	// authenticating at once on this server and within seconds on every replica.
+	//
+	// POST /mgmt/openapi/5/aaa/api-keys/v3/all/delete
+	DeleteApiKeys(ctx context.Context, request *ApiKeysDeleteInput) error
 	// DeleteCaseComment invokes DeleteCaseComment operation.
 	//
 	// Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
@@ -802,6 +823,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
 	DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error
+	// DeleteIpAccessSettings invokes DeleteIpAccessSettings operation.
+	//
+	// Removes the team's ranges: from the next request on, its keys are accepted from any address. `id`,
+	// when sent, must be the team's id (else 404).
+	//
+	// DELETE /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+	DeleteIpAccessSettings(ctx context.Context, params DeleteIpAccessSettingsParams) error
 	// DeleteOutgoingWebhook invokes DeleteOutgoingWebhook operation.
 	//
 	// Deletes the webhook `id` (its id or its `externalId`).
@@ -1329,6 +1357,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/integrations/template/v1
 	GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (*IntegrationTemplate, error)
+	// GetIpAccessSettings invokes GetIpAccessSettings operation.
+	//
+	// The team's one settings object: its ranges (keyed by their place in the list, "0", "1", …) and the
+	// support-access choice. A team that never set any answers the defaults: no range and support access
+	// disabled. `id` is the team's id; given, it must be that id (else 404).
+	//
+	// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+	GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error)
 	// GetLogsCountV2 invokes GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1463,6 +1499,26 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
 	GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (*RumVersionDataEnvelope, error)
+	// GetSamlConfiguration invokes GetSamlConfiguration operation.
+	//
+	// The team's identity provider parameters as stored (with `active`), the service provider parameters
+	// (as the SP parameters operation answers them) and the identity provider's details: its display name,
+	// from the metadata's organization or else its entity id. `team_id`, when sent, must be the caller's
+	// team (else 404).
+	//
+	// GET /mgmt/openapi/5/aaa/team-saml/v1/configuration
+	GetSamlConfiguration(ctx context.Context, params GetSamlConfigurationParams) (*SamlConfiguration, error)
+	// GetSamlSpParameters invokes GetSamlSpParameters operation.
+	//
+	// What an identity provider needs to know of mgmtapi as the team's service provider, derived from the
+	// server's external URL (`--external-url`): `metadataUrl`, which is also the service provider's entity
+	// id (`<external URL>/saml/v1/teams/<team id>/metadata`), the assertion consumer service URL
+	// (`…/acs`), its binding (HTTP-POST) and the name id format (email address). mgmtapi signs no SAML
+	// request, so `signingCertPem` is never set. `team_id`, when sent, must be the caller's team (else
+	// 404).
+	//
+	// GET /mgmt/openapi/5/aaa/team-saml/v1/sp_parameters
+	GetSamlSpParameters(ctx context.Context, params GetSamlSpParametersParams) (*SamlSpParametersEnvelope, error)
 	// GetSchedulerRulesForAlertmanager invokes GetSchedulerRulesForAlertmanager operation.
 	//
 	// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
@@ -2145,6 +2201,13 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
 	ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
+	// ReplaceIpAccessSettings invokes ReplaceIpAccessSettings operation.
+	//
+	// Replaces the team's settings, checked and enforced as the create's. `id`, when sent, must be the
+	// team's id (else 404). Support access left out is DISABLED.
+	//
+	// PUT /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+	ReplaceIpAccessSettings(ctx context.Context, request *IpAccessSettingsReplacement, params ReplaceIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -2263,6 +2326,29 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
 	SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error
+	// SetSamlActive invokes SetSamlActive operation.
+	//
+	// `isActive: true` needs stored identity provider metadata whose signing certificate is still valid
+	// (else 400 naming the reason); false (or left out) deactivates. `teamId`, when sent, must be the
+	// caller's team (else 404).
+	//
+	// POST /mgmt/openapi/5/aaa/team-saml/v1/active
+	SetSamlActive(ctx context.Context, request *SamlActiveInput) error
+	// SetSamlIdpParameters invokes SetSamlIdpParameters operation.
+	//
+	// Stores the identity provider's metadata, as the XML document (`metadataContent`) or the URL it is
+	// published at (`metadataUrl`, fetched at once through the outbound address policy of notifications,
+	// at most 1 MiB, and stored with what it answered), never both. The metadata must be a SAML 2.0
+	// EntityDescriptor with an `entityID`, an IDPSSODescriptor with a SingleSignOnService location (an
+	// absolute http or https URL), and a signing certificate (X.509) that is valid now and not expired;
+	// otherwise 400 naming the rule. Params without metadata clear the identity provider and deactivate
+	// SAML. `active: true` activates SAML (as the activation operation does); left out or false, the
+	// active state is kept, or cleared when the metadata is. `groupNames` (at most 100) are stored and
+	// answered. `teamId`, when sent, must be the caller's team (else 404); `teamEntityId` is the server's
+	// (the team's id) and is not taken from the body.
+	//
+	// POST /mgmt/openapi/5/aaa/team-saml/v1/idp_parameters
+	SetSamlIdpParameters(ctx context.Context, request *SamlIdpParametersInput) error
 	// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.
@@ -2478,6 +2564,16 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	UpdateApiKey(ctx context.Context, request *ApiKeyUpdateInput, params UpdateApiKeyParams) error
+	// UpdateApiKeysStatus invokes UpdateApiKeysStatus operation.
+	//
+	// Sets each named key of the team active or inactive (`active` left out is false), all or none: one
+	// `keyId` that names no key of the team is a 404 naming it, and nothing changes. At most 1000 updates;
+	// one key given two different states is a 400. A deactivated key is refused (401, saying it is
+	// deactivated) from the next request on; reactivating it restores it and records the time as its last
+	// activation.
+	//
+	// POST /mgmt/openapi/5/aaa/api-keys/v3/all/status
+	UpdateApiKeysStatus(ctx context.Context, request *ApiKeysStatusInput) error
 	// UpdateCase invokes UpdateCase operation.
 	//
 	// Each field that is present is changed and records its event (`titleChangedEvent`,
@@ -8226,6 +8322,112 @@ func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRout
 	return result, nil
 }
 
+// CreateIpAccessSettings invokes CreateIpAccessSettings operation.
+//
+// Sets the team's ranges and support-access choice (a team has one settings object: setting it again
+// replaces it). While at least one range is enabled, a request made with a key of the team from an
+// address outside every enabled range is refused with 403 before its operation runs; the address is
+// the connection's peer, or the client an `X-Forwarded-For` header names when the peer is a proxy the
+// operator trusts (`--trusted-proxies`). Each `ipRange` is an IPv4 or IPv6 range in CIDR notation (a
+// bare address is one address); `enabled` left out is false; at most 500 ranges. Settings whose
+// enabled ranges leave out the caller's own address are refused with 400 unless `acceptLockout=true`
+// is sent.
+//
+// POST /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (c *Client) CreateIpAccessSettings(ctx context.Context, request *IpAccessSettingsInput, params CreateIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error) {
+	res, err := c.sendCreateIpAccessSettings(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendCreateIpAccessSettings(ctx context.Context, request *IpAccessSettingsInput, params CreateIpAccessSettingsParams) (res *IpAccessSettingsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-sec-ip-access/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "acceptLockout" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "acceptLockout",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.AcceptLockout.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateIpAccessSettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateIpAccessSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateIpAccessSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateOutgoingWebhook invokes CreateOutgoingWebhook operation.
 //
 // Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
@@ -9999,6 +10201,87 @@ func (c *Client) sendDeleteApiKey(ctx context.Context, params DeleteApiKeyParams
 	return result, nil
 }
 
+// DeleteApiKeys invokes DeleteApiKeys operation.
+//
+// Deletes every key of the team that `keyIds` names (at most 1000, repeats allowed), all or none: one
+// id that names no key of the team is a 404 naming it, and nothing is deleted. The keys stop
+// authenticating at once on this server and within seconds on every replica.
+//
+// POST /mgmt/openapi/5/aaa/api-keys/v3/all/delete
+func (c *Client) DeleteApiKeys(ctx context.Context, request *ApiKeysDeleteInput) error {
+	_, err := c.sendDeleteApiKeys(ctx, request)
+	return err
+}
+
+func (c *Client) sendDeleteApiKeys(ctx context.Context, request *ApiKeysDeleteInput) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/api-keys/v3/all/delete"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeDeleteApiKeysRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteApiKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteApiKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteCaseComment invokes DeleteCaseComment operation.
 //
 // Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
@@ -11097,6 +11380,103 @@ func (c *Client) sendDeleteIntegration(ctx context.Context, params DeleteIntegra
 	}()
 
 	result, err := decodeDeleteIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteIpAccessSettings invokes DeleteIpAccessSettings operation.
+//
+// Removes the team's ranges: from the next request on, its keys are accepted from any address. `id`,
+// when sent, must be the team's id (else 404).
+//
+// DELETE /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (c *Client) DeleteIpAccessSettings(ctx context.Context, params DeleteIpAccessSettingsParams) error {
+	_, err := c.sendDeleteIpAccessSettings(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteIpAccessSettings(ctx context.Context, params DeleteIpAccessSettingsParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-sec-ip-access/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteIpAccessSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteIpAccessSettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -17406,6 +17786,104 @@ func (c *Client) sendGetIntegrationTemplate(ctx context.Context, params GetInteg
 	return result, nil
 }
 
+// GetIpAccessSettings invokes GetIpAccessSettings operation.
+//
+// The team's one settings object: its ranges (keyed by their place in the list, "0", "1", …) and the
+// support-access choice. A team that never set any answers the defaults: no range and support access
+// disabled. `id` is the team's id; given, it must be that id (else 404).
+//
+// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (c *Client) GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error) {
+	res, err := c.sendGetIpAccessSettings(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (res *IpAccessSettingsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-sec-ip-access/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIpAccessSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIpAccessSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetLogsCountV2 invokes GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -18845,6 +19323,206 @@ func (c *Client) sendGetRumApplicationVersions(ctx context.Context, params GetRu
 	}()
 
 	result, err := decodeGetRumApplicationVersionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetSamlConfiguration invokes GetSamlConfiguration operation.
+//
+// The team's identity provider parameters as stored (with `active`), the service provider parameters
+// (as the SP parameters operation answers them) and the identity provider's details: its display name,
+// from the metadata's organization or else its entity id. `team_id`, when sent, must be the caller's
+// team (else 404).
+//
+// GET /mgmt/openapi/5/aaa/team-saml/v1/configuration
+func (c *Client) GetSamlConfiguration(ctx context.Context, params GetSamlConfigurationParams) (*SamlConfiguration, error) {
+	res, err := c.sendGetSamlConfiguration(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSamlConfiguration(ctx context.Context, params GetSamlConfigurationParams) (res *SamlConfiguration, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-saml/v1/configuration"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "team_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TeamID.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSamlConfigurationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSamlConfigurationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetSamlSpParameters invokes GetSamlSpParameters operation.
+//
+// What an identity provider needs to know of mgmtapi as the team's service provider, derived from the
+// server's external URL (`--external-url`): `metadataUrl`, which is also the service provider's entity
+// id (`<external URL>/saml/v1/teams/<team id>/metadata`), the assertion consumer service URL
+// (`…/acs`), its binding (HTTP-POST) and the name id format (email address). mgmtapi signs no SAML
+// request, so `signingCertPem` is never set. `team_id`, when sent, must be the caller's team (else
+// 404).
+//
+// GET /mgmt/openapi/5/aaa/team-saml/v1/sp_parameters
+func (c *Client) GetSamlSpParameters(ctx context.Context, params GetSamlSpParametersParams) (*SamlSpParametersEnvelope, error) {
+	res, err := c.sendGetSamlSpParameters(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSamlSpParameters(ctx context.Context, params GetSamlSpParametersParams) (res *SamlSpParametersEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-saml/v1/sp_parameters"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "team_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TeamID.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSamlSpParametersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSamlSpParametersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -26291,6 +26969,106 @@ func (c *Client) sendReplaceGlobalRouter(ctx context.Context, request *GlobalRou
 	return result, nil
 }
 
+// ReplaceIpAccessSettings invokes ReplaceIpAccessSettings operation.
+//
+// Replaces the team's settings, checked and enforced as the create's. `id`, when sent, must be the
+// team's id (else 404). Support access left out is DISABLED.
+//
+// PUT /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (c *Client) ReplaceIpAccessSettings(ctx context.Context, request *IpAccessSettingsReplacement, params ReplaceIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error) {
+	res, err := c.sendReplaceIpAccessSettings(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendReplaceIpAccessSettings(ctx context.Context, request *IpAccessSettingsReplacement, params ReplaceIpAccessSettingsParams) (res *IpAccessSettingsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-sec-ip-access/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "acceptLockout" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "acceptLockout",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.AcceptLockout.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceIpAccessSettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceIpAccessSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceIpAccessSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ReplacePolicySettings invokes ReplacePolicySettings operation.
 //
 // Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -27718,6 +28496,175 @@ func (c *Client) sendSetPresetAsDefault(ctx context.Context, params SetPresetAsD
 	}()
 
 	result, err := decodeSetPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetSamlActive invokes SetSamlActive operation.
+//
+// `isActive: true` needs stored identity provider metadata whose signing certificate is still valid
+// (else 400 naming the reason); false (or left out) deactivates. `teamId`, when sent, must be the
+// caller's team (else 404).
+//
+// POST /mgmt/openapi/5/aaa/team-saml/v1/active
+func (c *Client) SetSamlActive(ctx context.Context, request *SamlActiveInput) error {
+	_, err := c.sendSetSamlActive(ctx, request)
+	return err
+}
+
+func (c *Client) sendSetSamlActive(ctx context.Context, request *SamlActiveInput) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-saml/v1/active"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetSamlActiveRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetSamlActiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetSamlActiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetSamlIdpParameters invokes SetSamlIdpParameters operation.
+//
+// Stores the identity provider's metadata, as the XML document (`metadataContent`) or the URL it is
+// published at (`metadataUrl`, fetched at once through the outbound address policy of notifications,
+// at most 1 MiB, and stored with what it answered), never both. The metadata must be a SAML 2.0
+// EntityDescriptor with an `entityID`, an IDPSSODescriptor with a SingleSignOnService location (an
+// absolute http or https URL), and a signing certificate (X.509) that is valid now and not expired;
+// otherwise 400 naming the rule. Params without metadata clear the identity provider and deactivate
+// SAML. `active: true` activates SAML (as the activation operation does); left out or false, the
+// active state is kept, or cleared when the metadata is. `groupNames` (at most 100) are stored and
+// answered. `teamId`, when sent, must be the caller's team (else 404); `teamEntityId` is the server's
+// (the team's id) and is not taken from the body.
+//
+// POST /mgmt/openapi/5/aaa/team-saml/v1/idp_parameters
+func (c *Client) SetSamlIdpParameters(ctx context.Context, request *SamlIdpParametersInput) error {
+	_, err := c.sendSetSamlIdpParameters(ctx, request)
+	return err
+}
+
+func (c *Client) sendSetSamlIdpParameters(ctx context.Context, request *SamlIdpParametersInput) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-saml/v1/idp_parameters"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetSamlIdpParametersRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetSamlIdpParametersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetSamlIdpParametersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -29935,6 +30882,89 @@ func (c *Client) sendUpdateApiKey(ctx context.Context, request *ApiKeyUpdateInpu
 	}()
 
 	result, err := decodeUpdateApiKeyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateApiKeysStatus invokes UpdateApiKeysStatus operation.
+//
+// Sets each named key of the team active or inactive (`active` left out is false), all or none: one
+// `keyId` that names no key of the team is a 404 naming it, and nothing changes. At most 1000 updates;
+// one key given two different states is a 400. A deactivated key is refused (401, saying it is
+// deactivated) from the next request on; reactivating it restores it and records the time as its last
+// activation.
+//
+// POST /mgmt/openapi/5/aaa/api-keys/v3/all/status
+func (c *Client) UpdateApiKeysStatus(ctx context.Context, request *ApiKeysStatusInput) error {
+	_, err := c.sendUpdateApiKeysStatus(ctx, request)
+	return err
+}
+
+func (c *Client) sendUpdateApiKeysStatus(ctx context.Context, request *ApiKeysStatusInput) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/api-keys/v3/all/status"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateApiKeysStatusRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateApiKeysStatusOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateApiKeysStatusResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -2717,6 +2717,72 @@ func decodeCreateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 	return params, nil
 }
 
+// CreateIpAccessSettingsParams is parameters of CreateIpAccessSettings operation.
+type CreateIpAccessSettingsParams struct {
+	// True: store settings whose enabled ranges leave out the caller's own address (the caller's key, and
+	// every key of the team used from there, is refused from the next request on).
+	AcceptLockout OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackCreateIpAccessSettingsParams(packed middleware.Parameters) (params CreateIpAccessSettingsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "acceptLockout",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.AcceptLockout = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeCreateIpAccessSettingsParams(args [0]string, argsEscaped bool, r *http.Request) (params CreateIpAccessSettingsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: acceptLockout.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "acceptLockout",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotAcceptLockoutVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotAcceptLockoutVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.AcceptLockout.SetTo(paramsDotAcceptLockoutVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "acceptLockout",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // CreateSloParams is parameters of CreateSlo operation.
 type CreateSloParams struct {
 	// Accepted and without effect; this server runs no data validations.
@@ -4440,6 +4506,98 @@ func decodeDeleteIntegrationParams(args [1]string, argsEscaped bool, r *http.Req
 		return params, &ogenerrors.DecodeParamError{
 			Name: "integration_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteIpAccessSettingsParams is parameters of DeleteIpAccessSettings operation.
+type DeleteIpAccessSettingsParams struct {
+	// The settings' id (the team's id); left out, the caller's team.
+	ID OptString `json:",omitempty,omitzero"`
+}
+
+func unpackDeleteIpAccessSettingsParams(packed middleware.Parameters) (params DeleteIpAccessSettingsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeDeleteIpAccessSettingsParams(args [0]string, argsEscaped bool, r *http.Request) (params DeleteIpAccessSettingsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -9456,6 +9614,98 @@ func decodeGetIntegrationTemplateParams(args [0]string, argsEscaped bool, r *htt
 	return params, nil
 }
 
+// GetIpAccessSettingsParams is parameters of GetIpAccessSettings operation.
+type GetIpAccessSettingsParams struct {
+	// The settings' id (the team's id); left out, the caller's team.
+	ID OptString `json:",omitempty,omitzero"`
+}
+
+func unpackGetIpAccessSettingsParams(packed middleware.Parameters) (params GetIpAccessSettingsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeGetIpAccessSettingsParams(args [0]string, argsEscaped bool, r *http.Request) (params GetIpAccessSettingsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
 	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
@@ -10492,6 +10742,186 @@ func decodeGetRumApplicationVersionsParams(args [0]string, argsEscaped bool, r *
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "application_name",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetSamlConfigurationParams is parameters of GetSamlConfiguration operation.
+type GetSamlConfigurationParams struct {
+	// The team; left out, the caller's team. Another team's id is 404.
+	TeamID OptInt64 `json:",omitempty,omitzero"`
+}
+
+func unpackGetSamlConfigurationParams(packed middleware.Parameters) (params GetSamlConfigurationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "team_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.TeamID = v.(OptInt64)
+		}
+	}
+	return params
+}
+
+func decodeGetSamlConfigurationParams(args [0]string, argsEscaped bool, r *http.Request) (params GetSamlConfigurationParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: team_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotTeamIDVal int64
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToInt64(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotTeamIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.TeamID.SetTo(paramsDotTeamIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.TeamID.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           0,
+							MaxSet:        false,
+							Max:           0,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "team_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetSamlSpParametersParams is parameters of GetSamlSpParameters operation.
+type GetSamlSpParametersParams struct {
+	// The team; left out, the caller's team. Another team's id is 404.
+	TeamID OptInt64 `json:",omitempty,omitzero"`
+}
+
+func unpackGetSamlSpParametersParams(packed middleware.Parameters) (params GetSamlSpParametersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "team_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.TeamID = v.(OptInt64)
+		}
+	}
+	return params
+}
+
+func decodeGetSamlSpParametersParams(args [0]string, argsEscaped bool, r *http.Request) (params GetSamlSpParametersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: team_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotTeamIDVal int64
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToInt64(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotTeamIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.TeamID.SetTo(paramsDotTeamIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.TeamID.Get(); ok {
+					if err := func() error {
+						if err := (validate.Int{
+							MinSet:        true,
+							Min:           0,
+							MaxSet:        false,
+							Max:           0,
+							MinExclusive:  false,
+							MaxExclusive:  false,
+							MultipleOfSet: false,
+							MultipleOf:    0,
+							Pattern:       nil,
+						}).Validate(int64(value)); err != nil {
+							return errors.Wrap(err, "int")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "team_id",
 			In:   "query",
 			Err:  err,
 		}
@@ -14850,6 +15280,72 @@ func decodeReplaceDefaultDashboardParams(args [1]string, argsEscaped bool, r *ht
 		return params, &ogenerrors.DecodeParamError{
 			Name: "dashboard_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ReplaceIpAccessSettingsParams is parameters of ReplaceIpAccessSettings operation.
+type ReplaceIpAccessSettingsParams struct {
+	// True: store settings whose enabled ranges leave out the caller's own address (the caller's key, and
+	// every key of the team used from there, is refused from the next request on).
+	AcceptLockout OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackReplaceIpAccessSettingsParams(packed middleware.Parameters) (params ReplaceIpAccessSettingsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "acceptLockout",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.AcceptLockout = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeReplaceIpAccessSettingsParams(args [0]string, argsEscaped bool, r *http.Request) (params ReplaceIpAccessSettingsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: acceptLockout.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "acceptLockout",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotAcceptLockoutVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotAcceptLockoutVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.AcceptLockout.SetTo(paramsDotAcceptLockoutVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "acceptLockout",
+			In:   "query",
 			Err:  err,
 		}
 	}

@@ -793,6 +793,19 @@ func encodeCreateGlobalRouterResponse(response *GlobalRouterResponse, w http.Res
 	return nil
 }
 
+func encodeCreateIpAccessSettingsResponse(response *IpAccessSettingsEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateOutgoingWebhookResponse(response *OutgoingWebhookCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1053,6 +1066,19 @@ func encodeDeleteApiKeyResponse(response *EmptyObject, w http.ResponseWriter) er
 	return nil
 }
 
+func encodeDeleteApiKeysResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeDeleteCaseCommentResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1177,6 +1203,19 @@ func encodeDeleteGlobalRouterResponse(response *EmptyObject, w http.ResponseWrit
 }
 
 func encodeDeleteIntegrationResponse(response *IntegrationDeleted, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteIpAccessSettingsResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2174,6 +2213,19 @@ func encodeGetIntegrationTemplateResponse(response *IntegrationTemplate, w http.
 	return nil
 }
 
+func encodeGetIpAccessSettingsResponse(response *IpAccessSettingsEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -2439,6 +2491,32 @@ func encodeGetRetentionTagsEnabledResponse(response *RetentionTagsEnabled, w htt
 }
 
 func encodeGetRumApplicationVersionsResponse(response *RumVersionDataEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetSamlConfigurationResponse(response *SamlConfiguration, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetSamlSpParametersResponse(response *SamlSpParametersEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3520,6 +3598,19 @@ func encodeReplaceGlobalRouterResponse(response *GlobalRouterResponse, w http.Re
 	return nil
 }
 
+func encodeReplaceIpAccessSettingsResponse(response *IpAccessSettingsEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeReplacePolicySettingsResponse(response *PolicySettings, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -3703,6 +3794,32 @@ func encodeSetCustomPresetAsDefaultResponse(response *EmptyObject, w http.Respon
 }
 
 func encodeSetPresetAsDefaultResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeSetSamlActiveResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeSetSamlIdpParametersResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -4015,6 +4132,19 @@ func encodeUpdateAlertSchedulerRulesResponse(response *AlertSchedulerRuleUpdateB
 }
 
 func encodeUpdateApiKeyResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateApiKeysStatusResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -717,6 +717,22 @@ func (UnimplementedHandler) CreateGlobalRouter(ctx context.Context, req *GlobalR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateIpAccessSettings implements CreateIpAccessSettings operation.
+//
+// Sets the team's ranges and support-access choice (a team has one settings object: setting it again
+// replaces it). While at least one range is enabled, a request made with a key of the team from an
+// address outside every enabled range is refused with 403 before its operation runs; the address is
+// the connection's peer, or the client an `X-Forwarded-For` header names when the peer is a proxy the
+// operator trusts (`--trusted-proxies`). Each `ipRange` is an IPv4 or IPv6 range in CIDR notation (a
+// bare address is one address); `enabled` left out is false; at most 500 ranges. Settings whose
+// enabled ranges leave out the caller's own address are refused with 400 unless `acceptLockout=true`
+// is sent.
+//
+// POST /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (UnimplementedHandler) CreateIpAccessSettings(ctx context.Context, req *IpAccessSettingsInput, params CreateIpAccessSettingsParams) (r *IpAccessSettingsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateOutgoingWebhook implements CreateOutgoingWebhook operation.
 //
 // Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
@@ -955,6 +971,17 @@ func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKe
 	return ht.ErrNotImplemented
 }
 
+// DeleteApiKeys implements DeleteApiKeys operation.
+//
+// Deletes every key of the team that `keyIds` names (at most 1000, repeats allowed), all or none: one
+// id that names no key of the team is a 404 naming it, and nothing is deleted. The keys stop
+// authenticating at once on this server and within seconds on every replica.
+//
+// POST /mgmt/openapi/5/aaa/api-keys/v3/all/delete
+func (UnimplementedHandler) DeleteApiKeys(ctx context.Context, req *ApiKeysDeleteInput) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteCaseComment implements DeleteCaseComment operation.
 //
 // Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
@@ -1063,6 +1090,16 @@ func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params Delet
 //
 // DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
 func (UnimplementedHandler) DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteIpAccessSettings implements DeleteIpAccessSettings operation.
+//
+// Removes the team's ranges: from the next request on, its keys are accepted from any address. `id`,
+// when sent, must be the team's id (else 404).
+//
+// DELETE /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (UnimplementedHandler) DeleteIpAccessSettings(ctx context.Context, params DeleteIpAccessSettingsParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1785,6 +1822,17 @@ func (UnimplementedHandler) GetIntegrationTemplate(ctx context.Context, params G
 	return r, ht.ErrNotImplemented
 }
 
+// GetIpAccessSettings implements GetIpAccessSettings operation.
+//
+// The team's one settings object: its ranges (keyed by their place in the list, "0", "1", …) and the
+// support-access choice. A team that never set any answers the defaults: no range and support access
+// disabled. `id` is the team's id; given, it must be that id (else 404).
+//
+// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (UnimplementedHandler) GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (r *IpAccessSettingsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetLogsCountV2 implements GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1961,6 +2009,32 @@ func (UnimplementedHandler) GetRetentionTagsEnabled(ctx context.Context) (r *Ret
 //
 // GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
 func (UnimplementedHandler) GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (r *RumVersionDataEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetSamlConfiguration implements GetSamlConfiguration operation.
+//
+// The team's identity provider parameters as stored (with `active`), the service provider parameters
+// (as the SP parameters operation answers them) and the identity provider's details: its display name,
+// from the metadata's organization or else its entity id. `team_id`, when sent, must be the caller's
+// team (else 404).
+//
+// GET /mgmt/openapi/5/aaa/team-saml/v1/configuration
+func (UnimplementedHandler) GetSamlConfiguration(ctx context.Context, params GetSamlConfigurationParams) (r *SamlConfiguration, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetSamlSpParameters implements GetSamlSpParameters operation.
+//
+// What an identity provider needs to know of mgmtapi as the team's service provider, derived from the
+// server's external URL (`--external-url`): `metadataUrl`, which is also the service provider's entity
+// id (`<external URL>/saml/v1/teams/<team id>/metadata`), the assertion consumer service URL
+// (`…/acs`), its binding (HTTP-POST) and the name id format (email address). mgmtapi signs no SAML
+// request, so `signingCertPem` is never set. `team_id`, when sent, must be the caller's team (else
+// 404).
+//
+// GET /mgmt/openapi/5/aaa/team-saml/v1/sp_parameters
+func (UnimplementedHandler) GetSamlSpParameters(ctx context.Context, params GetSamlSpParametersParams) (r *SamlSpParametersEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2886,6 +2960,16 @@ func (UnimplementedHandler) ReplaceGlobalRouter(ctx context.Context, req *Global
 	return r, ht.ErrNotImplemented
 }
 
+// ReplaceIpAccessSettings implements ReplaceIpAccessSettings operation.
+//
+// Replaces the team's settings, checked and enforced as the create's. `id`, when sent, must be the
+// team's id (else 404). Support access left out is DISABLED.
+//
+// PUT /mgmt/openapi/5/aaa/team-sec-ip-access/v1
+func (UnimplementedHandler) ReplaceIpAccessSettings(ctx context.Context, req *IpAccessSettingsReplacement, params ReplaceIpAccessSettingsParams) (r *IpAccessSettingsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ReplacePolicySettings implements ReplacePolicySettings operation.
 //
 // Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -3046,6 +3130,35 @@ func (UnimplementedHandler) SetCustomPresetAsDefault(ctx context.Context, params
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
 func (UnimplementedHandler) SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error {
+	return ht.ErrNotImplemented
+}
+
+// SetSamlActive implements SetSamlActive operation.
+//
+// `isActive: true` needs stored identity provider metadata whose signing certificate is still valid
+// (else 400 naming the reason); false (or left out) deactivates. `teamId`, when sent, must be the
+// caller's team (else 404).
+//
+// POST /mgmt/openapi/5/aaa/team-saml/v1/active
+func (UnimplementedHandler) SetSamlActive(ctx context.Context, req *SamlActiveInput) error {
+	return ht.ErrNotImplemented
+}
+
+// SetSamlIdpParameters implements SetSamlIdpParameters operation.
+//
+// Stores the identity provider's metadata, as the XML document (`metadataContent`) or the URL it is
+// published at (`metadataUrl`, fetched at once through the outbound address policy of notifications,
+// at most 1 MiB, and stored with what it answered), never both. The metadata must be a SAML 2.0
+// EntityDescriptor with an `entityID`, an IDPSSODescriptor with a SingleSignOnService location (an
+// absolute http or https URL), and a signing certificate (X.509) that is valid now and not expired;
+// otherwise 400 naming the rule. Params without metadata clear the identity provider and deactivate
+// SAML. `active: true` activates SAML (as the activation operation does); left out or false, the
+// active state is kept, or cleared when the metadata is. `groupNames` (at most 100) are stored and
+// answered. `teamId`, when sent, must be the caller's team (else 404); `teamEntityId` is the server's
+// (the team's id) and is not taken from the body.
+//
+// POST /mgmt/openapi/5/aaa/team-saml/v1/idp_parameters
+func (UnimplementedHandler) SetSamlIdpParameters(ctx context.Context, req *SamlIdpParametersInput) error {
 	return ht.ErrNotImplemented
 }
 
@@ -3333,6 +3446,19 @@ func (UnimplementedHandler) UpdateAlertSchedulerRules(ctx context.Context, req *
 //
 // PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 func (UnimplementedHandler) UpdateApiKey(ctx context.Context, req *ApiKeyUpdateInput, params UpdateApiKeyParams) error {
+	return ht.ErrNotImplemented
+}
+
+// UpdateApiKeysStatus implements UpdateApiKeysStatus operation.
+//
+// Sets each named key of the team active or inactive (`active` left out is false), all or none: one
+// `keyId` that names no key of the team is a 404 naming it, and nothing changes. At most 1000 updates;
+// one key given two different states is a 400. A deactivated key is refused (401, saying it is
+// deactivated) from the next request on; reactivating it restores it and records the time as its last
+// activation.
+//
+// POST /mgmt/openapi/5/aaa/api-keys/v3/all/status
+func (UnimplementedHandler) UpdateApiKeysStatus(ctx context.Context, req *ApiKeysStatusInput) error {
 	return ht.ErrNotImplemented
 }
 

@@ -23,6 +23,9 @@ const (
 	AuthInvalidOperatorKey AuthFailure = "invalid_operator_key"
 	// AuthSendDataKey: a send-data key on an operation other than ingestion (403).
 	AuthSendDataKey AuthFailure = "send_data_key"
+	// AuthAddressNotAllowed: a team key used from an address outside its team's enabled IP
+	// access ranges (403).
+	AuthAddressNotAllowed AuthFailure = "address_not_allowed"
 	// AuthMissingPermission: the key lacks the operation's permission, its access policy
 	// included (403).
 	AuthMissingPermission AuthFailure = "missing_permission"
@@ -34,7 +37,8 @@ const (
 
 // authFailureReasons lists every AuthFailure, so that each series exists from the start.
 var authFailureReasons = []AuthFailure{AuthMissingKey, AuthInvalidKey, AuthDeactivatedKey,
-	AuthInvalidOperatorKey, AuthSendDataKey, AuthMissingPermission, AuthOtherUnauthenticated, AuthOtherForbidden}
+	AuthInvalidOperatorKey, AuthSendDataKey, AuthMissingPermission, AuthOtherUnauthenticated, AuthOtherForbidden,
+	AuthAddressNotAllowed}
 
 // SetAuthFailure records why the request whose context this is will be refused, for
 // mgmtapi_auth_failures_total; counted only if the answer is a 401 or 403. Outside a request

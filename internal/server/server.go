@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"path"
 	"strings"
 	"sync/atomic"
@@ -66,6 +67,9 @@ type Options struct {
 	KeyBurst int
 	// Collectors are more series for /metrics (the delivery worker's).
 	Collectors []prometheus.Collector
+	// TrustedProxies are the peers whose X-Forwarded-For header is believed (see ClientAddr);
+	// empty, the client is always the connection's peer.
+	TrustedProxies []netip.Prefix
 }
 
 // AccessLog chooses which answered requests are logged at INFO as a "request" line.
@@ -183,6 +187,9 @@ type request struct {
 	handler *Handler
 	limiter *keyLimiter
 	header  http.Header
+	// remoteAddr and forwardedFor (the X-Forwarded-For values, not copied) serve ClientAddr.
+	remoteAddr   string
+	forwardedFor []string
 }
 
 type requestKey struct{}
@@ -230,6 +237,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.lingerAfterAnswer(w, r, x) // runs last: after the answer is complete and every slot given back
 	req, rec := &x.request, &x.statusRecorder
 	req.handler, req.limiter, req.header = h, h.limiter, w.Header()
+	req.remoteAddr, req.forwardedFor = r.RemoteAddr, r.Header["X-Forwarded-For"]
 	req.id = r.Header.Get("X-Request-Id")
 	if req.id == "" || len(req.id) > 128 {
 		req.id = h.newRequestID()

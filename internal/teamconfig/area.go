@@ -69,6 +69,7 @@ var AreaOrder = []string{
 	"integrations", "contextualDataIntegrations",
 	"scopes", "groups",
 	"aiApplications", "aiModelPricing", "aiEvaluations", "aiCustomEvaluations",
+	"ipAccess",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

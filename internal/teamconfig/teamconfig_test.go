@@ -97,6 +97,7 @@ const (
 	routersPath       = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
 	alertDefsPath     = "/mgmt/openapi/latest/alerts/alerts/v3"
 	schedulerRules    = "/mgmt/openapi/5/alerts/suppression-rules/v1"
+	ipAccessSettings  = "/mgmt/openapi/5/aaa/team-sec-ip-access/v1"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -212,6 +213,9 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"alertDefs":[{"id":"`+latency.AlertDef.ID+`"},{"id":"`+burn.AlertDef.ID+`","not":true}],"nextOp":"NEXT_OP_AND_OR_UNSPECIFIED"}]}}]}}}`)
 	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+oneTimeWindow+`}`)
 	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+weeklyBerlin+`}`)
+	// The tests' requests come from 127.0.0.1, which the ranges keep in.
+	mustCreate(t, env, key, http.MethodPost, ipAccessSettings, `{"enablePlatformCustomerSupportAccess":"PLATFORM_CUSTOMER_SUPPORT_ACCESS_ENABLED",`+
+		`"ipAccess":[{"name":"office","ipRange":"203.0.113.0/24","enabled":true},{"ipRange":"127.0.0.0/8","enabled":true},{"name":"old","ipRange":"2001:db8::/32"}]}`)
 }
 
 // latencyAlert is a metric threshold alert definition's properties, with a number the server
@@ -254,6 +258,7 @@ var filled = map[string]int{
 	"caseSettings create":               1,
 	"alertDefinitions create":           3,
 	"alertSchedulerRules create":        2,
+	"ipAccess update":                   1, // every team has settings (no range)
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -381,6 +386,9 @@ func TestPrune(t *testing.T) {
 		active := apitest.Decode[struct{ CaseSettings struct{ ID string } }](t, env.JSON(t, http.MethodGet, caseSettings+":getActive", env.RootKey, ""))
 		if res := env.JSON(t, http.MethodDelete, caseSettings+"/"+active.CaseSettings.ID, env.RootKey, ""); res.Status != 200 {
 			t.Fatalf("delete case settings: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, http.MethodDelete, ipAccessSettings, env.RootKey, ""); res.Status != 200 {
+			t.Fatalf("delete IP access settings: %d %s", res.Status, res.Body)
 		}
 		// Activation cannot be undone: the new team activates too.
 		mustCreate(t, env, fresh, http.MethodPost, retentionTags+"/activate", "")

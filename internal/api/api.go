@@ -23,6 +23,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/enrichments"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
@@ -91,6 +92,7 @@ type handler struct {
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
+	*enrichments.EnrichmentHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -194,6 +196,7 @@ func New(opts Options) (*API, error) {
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
+	h.EnrichmentHandler = enrichments.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/enrichments"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -211,5 +212,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
 		alertschedules.Configuration{},
+		enrichments.DataSetConfiguration{},
+		enrichments.Configuration{},
 	}
 }

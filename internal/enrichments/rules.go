@@ -109,41 +109,42 @@ func checkKind(path string, k oas.EnrichmentKind) error {
 	return nil
 }
 
-// checkInput applies every rule to in at path that reads nothing stored, and returns the
-// enrichment it describes (without an id): a fieldName that is not blank; a type (checkKind);
-// selectedColumns only for a custom enrichment, each once; each target's dataset given, once.
+// checkInput applies every rule to in that reads nothing stored, and returns the enrichment it
+// describes (without an id): a fieldName that is not blank; a type (checkKind); selectedColumns
+// only for a custom enrichment, each once; each target's dataset given, once. Messages name the
+// field after prefix ("requestEnrichments[0]." or "").
 //
 // Errors: Invalid naming the field.
-func checkInput(path string, in oas.EnrichmentInput) (oas.Enrichment, error) {
+func checkInput(prefix string, in oas.EnrichmentInput) (oas.Enrichment, error) {
 	e := oas.Enrichment{
 		FieldName: in.FieldName, EnrichedFieldName: in.EnrichedFieldName, EnrichmentType: in.EnrichmentType,
 		SelectedColumns: in.SelectedColumns, Targets: in.Targets,
 	}
 	if strings.TrimSpace(in.FieldName) == "" {
-		return e, apierror.Invalidf("%s.fieldName: required, the field to enrich (not blank)", path)
+		return e, apierror.Invalidf("%sfieldName: required, the field to enrich (not blank)", prefix)
 	}
 	if v, ok := in.EnrichedFieldName.Get(); ok && strings.TrimSpace(v) == "" {
-		return e, apierror.Invalidf("%s.enrichedFieldName: must not be blank; leave it out to write beside the field", path)
+		return e, apierror.Invalidf("%senrichedFieldName: must not be blank; leave it out to write beside the field", prefix)
 	}
-	if err := checkKind(path+".enrichmentType", in.EnrichmentType); err != nil {
+	if err := checkKind(prefix+"enrichmentType", in.EnrichmentType); err != nil {
 		return e, err
 	}
 	kind, _ := kindOf(in.EnrichmentType)
 	if len(in.SelectedColumns) > 0 && kind != kindCustom {
-		return e, apierror.Invalidf("%s.selectedColumns: only a customEnrichment selects columns; a %s enrichment takes none", path, kind)
+		return e, apierror.Invalidf("%sselectedColumns: only a customEnrichment selects columns; a %s enrichment takes none", prefix, kind)
 	}
 	for i, c := range in.SelectedColumns {
 		if slices.Index(in.SelectedColumns, c) < i {
-			return e, apierror.Invalidf("%s.selectedColumns[%d]: column %q is listed twice", path, i, c)
+			return e, apierror.Invalidf("%sselectedColumns[%d]: column %q is listed twice", prefix, i, c)
 		}
 	}
 	for i, t := range in.Targets {
 		d, ok := t.Dataset.Get()
 		if !ok {
-			return e, apierror.Invalidf("%s.targets[%d].dataset: required", path, i)
+			return e, apierror.Invalidf("%stargets[%d].dataset: required", prefix, i)
 		}
 		if slices.IndexFunc(in.Targets[:i], func(o oas.EnrichmentTarget) bool { return o.Dataset.Or("") == d }) >= 0 {
-			return e, apierror.Invalidf("%s.targets[%d].dataset: %q is listed twice", path, i, d)
+			return e, apierror.Invalidf("%stargets[%d].dataset: %q is listed twice", prefix, i, d)
 		}
 	}
 	return e, nil
@@ -158,7 +159,7 @@ func checkInputs(field string, ins []oas.EnrichmentInput) ([]oas.Enrichment, err
 	seen := map[string]int{}
 	for i, in := range ins {
 		path := fmt.Sprintf("%s[%d]", field, i)
-		e, err := checkInput(path, in)
+		e, err := checkInput(path+".", in)
 		if err != nil {
 			return nil, err
 		}
@@ -188,26 +189,27 @@ func checkPermissions(caller *auth.Principal, doing string, es []oas.Enrichment)
 	return nil
 }
 
-// checkReference applies the rules of e at path that read the team's data sets: a custom
-// enrichment names an existing data set, and selects columns of its header.
+// checkReference applies the rules of e that read the team's data sets: a custom enrichment
+// names an existing data set, and selects columns of its header. Messages name the field after
+// prefix ("requestEnrichments[0]." or "").
 //
 // Errors: NotFound for a data set the team does not have; Invalid for a column the header lacks.
-func checkReference(ctx context.Context, q db.Querier, teamID int64, path string, e oas.Enrichment) error {
+func checkReference(ctx context.Context, q db.Querier, teamID int64, prefix string, e oas.Enrichment) error {
 	kind, id := kindOf(e.EnrichmentType)
 	if kind != kindCustom {
 		return nil
 	}
 	d, err := getDataSet(ctx, q, teamID, id)
 	if errors.Is(err, db.ErrNotFound) {
-		return apierror.NotFoundf("%s.enrichmentType.customEnrichment.id: no custom enrichment data set %d in this team; create it first", path, id)
+		return apierror.NotFoundf("%senrichmentType.customEnrichment.id: no custom enrichment data set %d in this team; create it first", prefix, id)
 	}
 	if err != nil {
 		return err
 	}
 	for i, c := range e.SelectedColumns {
 		if !slices.Contains(d.Header, c) {
-			return apierror.Invalidf("%s.selectedColumns[%d]: data set %q (id %d) has no column %q; its columns are %s",
-				path, i, d.Name, d.ID, c, quoteList(d.Header))
+			return apierror.Invalidf("%sselectedColumns[%d]: data set %q (id %d) has no column %q; its columns are %s",
+				prefix, i, d.Name, d.ID, c, quoteList(d.Header))
 		}
 	}
 	return nil
@@ -238,12 +240,12 @@ func store(ctx context.Context, tx *db.Tx, teamID int64, field string, kept, es 
 	}
 	out := make([]oas.Enrichment, 0, len(es))
 	for i, e := range es {
-		path := fmt.Sprintf("%s[%d]", field, i)
-		if err := checkReference(ctx, tx, teamID, path, e); err != nil {
+		prefix := fmt.Sprintf("%s[%d].", field, i)
+		if err := checkReference(ctx, tx, teamID, prefix, e); err != nil {
 			return nil, err
 		}
 		if id, ok := taken[identity(e)]; ok {
-			return nil, apierror.Conflictf("%s.fieldName: enrichment %d already enriches %q this way; remove it or overwrite it", path, id, e.FieldName)
+			return nil, apierror.Conflictf("%sfieldName: enrichment %d already enriches %q this way; remove it or overwrite it", prefix, id, e.FieldName)
 		}
 		id, err := nextID(ctx, tx, teamID, enrichmentIDs)
 		if err != nil {

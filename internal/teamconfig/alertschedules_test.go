@@ -241,7 +241,9 @@ func TestAlertSchedulerRulesPermissions(t *testing.T) {
 			}
 			perms = append(perms, m[1])
 		}
-		if got := mustExport(t, env, env.MustKey(t, team, append(perms, "suppression-rules:ReadConfig")...), false); got != doc {
+		// The areas after alertSchedulerRules in the document need their read permissions too.
+		later := []string{"suppression-rules:ReadConfig", "team-custom-enrichment:ReadConfig", "geo-enrichment:ReadConfig"}
+		if got := mustExport(t, env, env.MustKey(t, team, append(perms, later...)...), false); got != doc {
 			t.Errorf("export with the permission:\n%s", got)
 		}
 

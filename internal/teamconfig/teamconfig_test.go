@@ -212,6 +212,7 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"alertDefs":[{"id":"`+latency.AlertDef.ID+`"},{"id":"`+burn.AlertDef.ID+`","not":true}],"nextOp":"NEXT_OP_AND_OR_UNSPECIFIED"}]}}]}}}`)
 	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+oneTimeWindow+`}`)
 	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+weeklyBerlin+`}`)
+	fillEnrichments(t, env, key)
 }
 
 // latencyAlert is a metric threshold alert definition's properties, with a number the server
@@ -254,6 +255,8 @@ var filled = map[string]int{
 	"caseSettings create":               1,
 	"alertDefinitions create":           3,
 	"alertSchedulerRules create":        2,
+	"enrichmentDataSets create":         1,
+	"enrichments create":                2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -363,7 +366,8 @@ func TestPrune(t *testing.T) {
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
-			"extensionDeployments", "slos", "events2metrics", "alertDefinitions", "alertSchedulerRules"} {
+			"extensionDeployments", "slos", "events2metrics", "alertDefinitions", "alertSchedulerRules",
+			"enrichmentDataSets", "enrichments"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/enrichments"
 )
 
 const (
@@ -35,7 +36,7 @@ type dataSet struct {
 	IsQueryOnly bool
 }
 
-func enrichments(t *testing.T, res apitest.Response, field string) []enrichment {
+func enrichmentsOf(t *testing.T, res apitest.Response, field string) []enrichment {
 	t.Helper()
 	if res.Status != http.StatusOK {
 		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
@@ -150,6 +151,16 @@ func TestDataSetLifecycle(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, fmt.Sprintf("%s/%d", dataSets, d.ID), key, ""), 404)
 		if n := apitest.MustQueryString(t, env.DB, `SELECT COUNT(*) FROM enrichment_data_rows`); n != "0" {
 			t.Fatalf("%s rows left", n)
+		}
+		// The audit log names the data set in each write.
+		for _, op := range []string{"CreateEnrichmentDataSet", "UpdateEnrichmentDataSet", "DeleteEnrichmentDataSet"} {
+			ids := apitest.MustQueryString(t, env.DB, `SELECT resource_ids FROM audit_records WHERE operation = $1 AND status = 200`, op)
+			if !strings.Contains(ids, fmt.Sprint(d.ID)) {
+				t.Errorf("audit record of %s: resource ids %q lack %d", op, ids, d.ID)
+			}
+		}
+		if n := apitest.MustQueryString(t, env.DB, `SELECT COUNT(*) FROM audit_records WHERE operation = 'SearchEnrichmentDataSetContents'`); n != "0" {
+			t.Errorf("a search wrote %s audit records", n)
 		}
 		// Ids are not given twice.
 		if again := createSet(t, env, key, "offices", offices); again.ID == d.ID {
@@ -297,11 +308,11 @@ func TestEnrichmentLifecycle(t *testing.T) {
 		custom := fmt.Sprintf(`{"fieldName":"ip","enrichmentType":{"customEnrichment":{"id":%d}},"selectedColumns":["city"]}`, d.ID)
 		body := `{"requestEnrichments":[{"fieldName":"ip","enrichedFieldName":"geo","enrichmentType":{"geoIp":{"withAsn":true}},"targets":[{"dataset":"logs"}]},` +
 			`{"fieldName":"ip","enrichmentType":{"suspiciousIp":{}}},{"fieldName":"res","enrichmentType":{"aws":{"resourceType":"aws:ec2:instance"}}},` + custom + `]}`
-		added := enrichments(t, env.JSON(t, http.MethodPost, rules, key, body), "enrichments")
+		added := enrichmentsOf(t, env.JSON(t, http.MethodPost, rules, key, body), "enrichments")
 		if fields(added) != "ip:geoIp,ip:suspiciousIp,res:aws,ip:customEnrichment" || added[0].ID == 0 || added[0].EnrichedFieldName != "geo" {
 			t.Fatalf("added %+v", added)
 		}
-		all := enrichments(t, env.JSON(t, http.MethodGet, rules, key, ""), "enrichments")
+		all := enrichmentsOf(t, env.JSON(t, http.MethodGet, rules, key, ""), "enrichments")
 		if len(all) != 4 || all[3].SelectedColumns[0] != "city" {
 			t.Fatalf("list %+v", all)
 		}
@@ -321,28 +332,28 @@ func TestEnrichmentLifecycle(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, dataSets, key, fmt.Sprintf(`{"customEnrichmentId":%d,"name":"offices","file":{"textual":"prefix,town\n"}}`, d.ID)),
 			409, "line 1", `"city"`)
 		// Overwrite of one type keeps the others.
-		got := enrichments(t, env.JSON(t, http.MethodPut, rules, key, `{"requestEnrichments":[{"fieldName":"src","enrichmentType":{"suspiciousIp":{}}},{"fieldName":"dst","enrichmentType":{"suspiciousIp":{}}}]}`), "enrichments")
+		got := enrichmentsOf(t, env.JSON(t, http.MethodPut, rules, key, `{"requestEnrichments":[{"fieldName":"src","enrichmentType":{"suspiciousIp":{}}},{"fieldName":"dst","enrichmentType":{"suspiciousIp":{}}}]}`), "enrichments")
 		if fields(got) != "src:suspiciousIp,dst:suspiciousIp" {
 			t.Fatalf("overwrite %+v", got)
 		}
-		if all = enrichments(t, env.JSON(t, http.MethodGet, rules, key, ""), "enrichments"); fields(all) != "ip:geoIp,res:aws,ip:customEnrichment,src:suspiciousIp,dst:suspiciousIp" {
+		if all = enrichmentsOf(t, env.JSON(t, http.MethodGet, rules, key, ""), "enrichments"); fields(all) != "ip:geoIp,res:aws,ip:customEnrichment,src:suspiciousIp,dst:suspiciousIp" {
 			t.Fatalf("after overwrite %s", fields(all))
 		}
 		// The older form: one type with its fields; an empty list removes that type.
-		got = enrichments(t, env.JSON(t, http.MethodPut, rules, key, `{"enrichmentType":{"aws":{"resourceType":"aws:ec2:instance"}},"enrichmentFields":[]}`), "enrichments")
+		got = enrichmentsOf(t, env.JSON(t, http.MethodPut, rules, key, `{"enrichmentType":{"aws":{"resourceType":"aws:ec2:instance"}},"enrichmentFields":[]}`), "enrichments")
 		if len(got) != 0 {
 			t.Fatalf("older form %+v", got)
 		}
 		// Remove, all or none.
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, fmt.Sprintf("%s?enrichment_ids=%d&enrichment_ids=9999", rules, all[0].ID), key, ""), 404, "9999")
-		left := enrichments(t, env.JSON(t, http.MethodDelete, fmt.Sprintf("%s?enrichment_ids=%d", rules, all[2].ID), key, ""), "remainingEnrichments")
+		left := enrichmentsOf(t, env.JSON(t, http.MethodDelete, fmt.Sprintf("%s?enrichment_ids=%d", rules, all[2].ID), key, ""), "remainingEnrichments")
 		if fields(left) != "ip:geoIp,src:suspiciousIp,dst:suspiciousIp" {
 			t.Fatalf("remaining %s", fields(left))
 		}
 		// Another team cannot remove them.
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, fmt.Sprintf("%s?enrichment_ids=%d", rules, all[0].ID), other, ""), 404)
 		// Overwrite all.
-		got = enrichments(t, env.JSON(t, http.MethodPut, rules+"/all", key, `{"requestEnrichments":[{"fieldName":"a","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
+		got = enrichmentsOf(t, env.JSON(t, http.MethodPut, rules+"/all", key, `{"requestEnrichments":[{"fieldName":"a","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
 		if fields(got) != "a:geoIp" || got[0].ID <= all[len(all)-1].ID {
 			t.Fatalf("overwrite all %+v", got)
 		}
@@ -357,7 +368,7 @@ func TestEnrichmentRefusedChangesNothing(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		d := createSet(t, env, key, "offices", offices)
-		enrichments(t, env.JSON(t, http.MethodPost, rules, key, `{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
+		enrichmentsOf(t, env.JSON(t, http.MethodPost, rules, key, `{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
 		before := string(env.JSON(t, http.MethodGet, rules, key, "").Body)
 		good := `{"fieldName":"ok","enrichmentType":{"suspiciousIp":{}}}`
 		cases := []struct {
@@ -396,7 +407,7 @@ func TestEnrichmentRefusedChangesNothing(t *testing.T) {
 		if after := string(env.JSON(t, http.MethodGet, rules, key, "").Body); after != before {
 			t.Fatalf("over the limit changed %s to %s", before, after)
 		}
-		if got := enrichments(t, env.JSON(t, http.MethodPut, rules+"/all", key, `{"requestEnrichments":[`+strings.Join(many, ",")+`]}`), "enrichments"); len(got) != 50 {
+		if got := enrichmentsOf(t, env.JSON(t, http.MethodPut, rules+"/all", key, `{"requestEnrichments":[`+strings.Join(many, ",")+`]}`), "enrichments"); len(got) != 50 {
 			t.Fatalf("50 enrichments: %d", len(got))
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rules, key, `{"requestEnrichments":[`+good+`]}`), 429, "51")
@@ -411,14 +422,14 @@ func TestEnrichmentPermissions(t *testing.T) {
 		reader := env.MustKey(t, key, "geo-enrichment:ReadConfig")
 		dataReader := env.MustKey(t, key, "team-custom-enrichment:ReadData")
 		configReader := env.MustKey(t, key, "team-custom-enrichment:ReadConfig")
-		enrichments(t, env.JSON(t, http.MethodPost, rules, geo, `{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
+		enrichmentsOf(t, env.JSON(t, http.MethodPost, rules, geo, `{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"geoIp":{}}}]}`), "enrichments")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rules, geo, `{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"suspiciousIp":{}}}]}`), 403, "security-enrichment:UpdateConfig")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rules, geo, fmt.Sprintf(`{"requestEnrichments":[{"fieldName":"ip","enrichmentType":{"customEnrichment":{"id":%d}}}]}`, d.ID)), 403, "team-custom-enrichment:UpdateConfig")
-		enrichments(t, env.JSON(t, http.MethodPost, rules, key, `{"requestEnrichments":[{"fieldName":"r","enrichmentType":{"aws":{"resourceType":"aws:s3:bucket"}}}]}`), "enrichments")
+		enrichmentsOf(t, env.JSON(t, http.MethodPost, rules, key, `{"requestEnrichments":[{"fieldName":"r","enrichmentType":{"aws":{"resourceType":"aws:s3:bucket"}}}]}`), "enrichments")
 		// Replacing all removes the AWS one: its permission is needed too.
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rules+"/all", geo, `{"requestEnrichments":[]}`), 403, "cloud-metadata-enrichment:UpdateConfig")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rules, reader, `{"requestEnrichments":[]}`), 403)
-		enrichments(t, env.JSON(t, http.MethodGet, rules, reader, ""), "enrichments")
+		enrichmentsOf(t, env.JSON(t, http.MethodGet, rules, reader, ""), "enrichments")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, contents, configReader, ""), 403)
 		search(t, env, dataReader, "")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, dataSets, dataReader, ""), 403)
@@ -426,5 +437,36 @@ func TestEnrichmentPermissions(t *testing.T) {
 			t.Fatalf("list with ReadConfig: %d %s", res.Status, res.Body)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, rules, "nope", ""), 401)
+	})
+}
+
+// TestDataSetRowBound: the most rows a data set may have are accepted and searched in pages; one
+// more is refused naming its line, and the stored data set is as before.
+func TestDataSetRowBound(t *testing.T) {
+	if testing.Short() {
+		t.Skip("uploads 150000 rows")
+	}
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		var b strings.Builder
+		b.WriteString("id,zone\n")
+		for i := 1; i <= enrichments.MaxRows; i++ {
+			fmt.Fprintf(&b, "%d,z%d\n", i, i%7)
+		}
+		full := b.String()
+		d := createSet(t, env, key, "big", full)
+		if d.FileSize != int64(len(full)) {
+			t.Fatalf("created %+v", d)
+		}
+		page, next := search(t, env, key, "page_size=2&page_token=149998")
+		if page["big"] != "id,zone\n149999,z3\n150000,z4\n" || next != "" {
+			t.Fatalf("last page %q, next %q", page["big"], next)
+		}
+		over := full + "150001,z0\n"
+		res := env.JSON(t, http.MethodPut, dataSets, key, fmt.Sprintf(`{"customEnrichmentId":%d,"name":"big","file":{"textual":%s}}`, d.ID, quote(over)))
+		apitest.ExpectError(t, res, 400, "file.textual", "line 150002", "150000 rows")
+		if got := apitest.MustQueryString(t, env.DB, `SELECT COUNT(*) FROM enrichment_data_rows`); got != "150000" {
+			t.Fatalf("%s rows stored after the refused update", got)
+		}
 	})
 }

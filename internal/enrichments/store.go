@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -33,6 +34,7 @@ func nextID(ctx context.Context, tx *db.Tx, teamID int64, kind string) (int64, e
 	if err != nil {
 		return 0, fmt.Errorf("next %s id: %w", kind, err)
 	}
+	tx.AuditResource(strconv.FormatInt(id, 10))
 	return id, nil
 }
 
@@ -46,6 +48,7 @@ func reserveID(ctx context.Context, tx *db.Tx, teamID int64, kind string, id int
 	if err != nil {
 		return fmt.Errorf("reserve %s id: %w", kind, err)
 	}
+	tx.AuditResource(strconv.FormatInt(id, 10))
 	return nil
 }
 
@@ -123,6 +126,7 @@ func putDataSet(ctx context.Context, tx *db.Tx, teamID int64, d dataSet, t table
 	}
 	now := tx.Now.UnixMicro()
 	if exists {
+		tx.AuditResource(strconv.FormatInt(d.ID, 10))
 		res, err := tx.ExecContext(ctx,
 			`UPDATE enrichment_data_sets SET name = $3, description = $4, file_name = $5, file_size = $6, version = $7,
 			 header = $8, row_count = $9, updated_at = $10 WHERE team_id = $1 AND id = $2`,
@@ -210,6 +214,7 @@ func readTable(ctx context.Context, q db.Querier, teamID int64, d dataSet) (tabl
 }
 
 func deleteDataSet(ctx context.Context, tx *db.Tx, teamID, id int64) error {
+	tx.AuditResource(strconv.FormatInt(id, 10))
 	if _, err := tx.ExecContext(ctx, `DELETE FROM enrichment_data_rows WHERE team_id = $1 AND data_set_id = $2`, teamID, id); err != nil {
 		return fmt.Errorf("delete data set rows: %w", err)
 	}
@@ -259,6 +264,7 @@ func insertEnrichment(ctx context.Context, tx *db.Tx, teamID int64, e oas.Enrich
 }
 
 func deleteEnrichment(ctx context.Context, tx *db.Tx, teamID, id int64) error {
+	tx.AuditResource(strconv.FormatInt(id, 10))
 	res, err := tx.ExecContext(ctx, `DELETE FROM enrichments WHERE team_id = $1 AND id = $2`, teamID, id)
 	return db.OneRow(res, err, "delete enrichment")
 }

@@ -293,6 +293,8 @@ bo,edge
 				"filters[pathAndValues][0][multipleValues][values]", "("), 400, []string{"filters.pathAndValues[0].multipleValues.values[0]", "regular expression"}},
 			{q("filters[pathAndValues][0][path]", "host"), 400, []string{"filters.pathAndValues[0]", "multipleValues"}},
 			{q("page_token", "x"), 400, []string{"page_token"}},
+			{q("filters[pathAndValues][0][path]", "host", "filters[pathAndValues][0][multipleValues][values]", strings.Repeat("é", 1025)), 400,
+				[]string{"filters.pathAndValues[0].multipleValues.values[0]", "1024"}},
 			{q("page_size", "0"), 400, []string{"page_size"}},
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, contents+"?"+c.query, key, ""), c.status, c.fragments...)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -27,6 +28,7 @@ const (
 	maxFilterItems  = 100
 	maxFilterValues = 100
 	maxFilterDepth  = 8
+	maxFilterText   = 1024
 )
 
 var clausesSchema = &queryobject.Schema{Kind: queryobject.Array, Elem: &queryobject.Schema{Kind: queryobject.Object,
@@ -114,6 +116,14 @@ func checkFilters(path string, f filtersQuery, depth int) (*rowFilter, error) {
 			}
 			if len(mv.Values) == 0 || len(mv.Values) > maxFilterValues {
 				return nil, apierror.Invalidf("%s.multipleValues.values: 1 to %d values, got %d", at, maxFilterValues, len(mv.Values))
+			}
+			if utf8.RuneCountInString(item.Path) > maxFilterText {
+				return nil, apierror.Invalidf("%s.path: at most %d characters", at, maxFilterText)
+			}
+			for j, v := range mv.Values {
+				if utf8.RuneCountInString(v) > maxFilterText {
+					return nil, apierror.Invalidf("%s.multipleValues.values[%d]: at most %d characters", at, j, maxFilterText)
+				}
 			}
 			c := rowCondition{column: item.Path}
 			if mv.Matcher == "FILTER_MATCHER_REGEXP" {

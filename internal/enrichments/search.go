@@ -3,6 +3,7 @@ package enrichments
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -266,26 +267,45 @@ func (h *EnrichmentHandler) SearchEnrichmentDataSetContents(ctx context.Context,
 		if more {
 			break
 		}
+		// The rows are read by one statement, a snapshot; an update committed between reading
+		// the definition and the rows shows as a new version, and the data set is read again.
 		var rows [][]string
-		err := eachRow(ctx, q, teamID, d.ID, func(cells []string) (bool, error) {
-			if !filter.matches(d.Header, cells) {
+		var found, took int64
+		var stop bool
+		for attempt := 0; ; attempt++ {
+			rows, found, took, stop = nil, matched, taken, false
+			err := eachRow(ctx, q, teamID, d.ID, func(cells []string) (bool, error) {
+				if !filter.matches(d.Header, cells) {
+					return true, nil
+				}
+				found++
+				if found <= skip {
+					return true, nil
+				}
+				if paged && took == pageSize {
+					stop = true
+					return false, nil
+				}
+				took++
+				rows = append(rows, cells)
 				return true, nil
+			})
+			if err != nil {
+				return nil, err
 			}
-			matched++
-			if matched <= skip {
-				return true, nil
+			now, err := getDataSet(ctx, q, teamID, d.ID)
+			if errors.Is(err, db.ErrNotFound) {
+				break // deleted meanwhile: answered as it was before
 			}
-			if paged && taken == pageSize {
-				more = true
-				return false, nil
+			if err != nil {
+				return nil, err
 			}
-			taken++
-			rows = append(rows, cells)
-			return true, nil
-		})
-		if err != nil {
-			return nil, err
+			if now.Version == d.Version || attempt == 2 {
+				break
+			}
+			d = now
 		}
+		matched, taken, more = found, took, stop
 		if paged && len(rows) == 0 {
 			continue
 		}

@@ -86,7 +86,7 @@ func TestEnrichmentsRefused(t *testing.T) {
 			{"", `{"enrichmentDataSets":[{"name":"bad","file":{"textual":"a,b\n1\n"}}]}`, 400, []string{"enrichmentDataSets[0]", "file.textual", "line 2"}},
 			{"", `{"enrichments":[{"fieldName":"x","enrichmentType":{"customEnrichment":{"id":999}}}]}`, 400, []string{`enrichments[0] ("x"): enrichmentType.customEnrichment.id`, "999"}},
 			{"", `{"enrichments":[{"fieldName":"x","enrichmentType":{}}]}`, 400, []string{"enrichments[0]", "enrichmentType"}},
-			{"?prune=true", fmt.Sprintf(`{"enrichmentDataSets":[]}`), 409, []string{"enrichmentDataSets", fmt.Sprint(set), "used by enrichments"}},
+			{"?prune=true", `{"enrichmentDataSets":[]}`, 409, []string{"enrichmentDataSets", fmt.Sprint(set), "used by enrichments"}},
 		} {
 			apitest.ExpectError(t, apply(t, env, key, c.query, "application/json", c.doc), c.status, c.fragments...)
 			if after := mustExport(t, env, key, false); after != before {

@@ -98370,9 +98370,21 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.AlertSchedulerRules.Encode(e)
 		}
 	}
+	{
+		if s.EnrichmentDataSets != nil {
+			e.FieldStart("enrichmentDataSets")
+			s.EnrichmentDataSets.Encode(e)
+		}
+	}
+	{
+		if s.Enrichments != nil {
+			e.FieldStart("enrichments")
+			s.Enrichments.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [25]string{
+var jsonFieldsNameOfTeamConfiguration = [27]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -98398,6 +98410,8 @@ var jsonFieldsNameOfTeamConfiguration = [25]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
+	25: "enrichmentDataSets",
+	26: "enrichments",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -98638,6 +98652,24 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "enrichmentDataSets":
+			if err := func() error {
+				if err := s.EnrichmentDataSets.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enrichmentDataSets\"")
+			}
+		case "enrichments":
+			if err := func() error {
+				if err := s.Enrichments.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enrichments\"")
 			}
 		default:
 			return d.Skip()

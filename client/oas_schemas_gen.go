@@ -49758,6 +49758,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	EnrichmentDataSets         ConfigurationResources      `json:"enrichmentDataSets"`
+	Enrichments                ConfigurationResources      `json:"enrichments"`
 }
 
 // GetVersion returns the value of Version.
@@ -49885,6 +49887,16 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetEnrichmentDataSets returns the value of EnrichmentDataSets.
+func (s *TeamConfiguration) GetEnrichmentDataSets() ConfigurationResources {
+	return s.EnrichmentDataSets
+}
+
+// GetEnrichments returns the value of Enrichments.
+func (s *TeamConfiguration) GetEnrichments() ConfigurationResources {
+	return s.Enrichments
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -50008,6 +50020,16 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetEnrichmentDataSets sets the value of EnrichmentDataSets.
+func (s *TeamConfiguration) SetEnrichmentDataSets(val ConfigurationResources) {
+	s.EnrichmentDataSets = val
+}
+
+// SetEnrichments sets the value of Enrichments.
+func (s *TeamConfiguration) SetEnrichments(val ConfigurationResources) {
+	s.Enrichments = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

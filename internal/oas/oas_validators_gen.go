@@ -39165,6 +39165,28 @@ func (s *TeamConfiguration) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.EnrichmentDataSets.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "enrichmentDataSets",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Enrichments.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "enrichments",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}

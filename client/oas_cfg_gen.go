@@ -25,8 +25,11 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
 	"^[^@\\s]+@[^@\\s]+$":                                                           ogenregex.MustCompile("^[^@\\s]+@[^@\\s]+$"),
 	"^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$":                                                ogenregex.MustCompile("^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"),
+	"^[a-zA-Z0-9_][a-zA-Z0-9_./-]*$":                                                ogenregex.MustCompile("^[a-zA-Z0-9_][a-zA-Z0-9_./-]*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$":                            ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$"),
+	"^\\w+$":      ogenregex.MustCompile("^\\w+$"),
+	"^csv$":       ogenregex.MustCompile("^csv$"),
 	"^tags\\..*$": ogenregex.MustCompile("^tags\\..*$"),
 }
 

@@ -267,6 +267,12 @@ type DeleteE2MParams struct {
 	ID E2MUUID
 }
 
+// DeleteEnrichmentDataSetParams is parameters of DeleteEnrichmentDataSet operation.
+type DeleteEnrichmentDataSetParams struct {
+	// The data set's id.
+	ID int64
+}
+
 // DeleteGlobalRouterParams is parameters of DeleteGlobalRouter operation.
 type DeleteGlobalRouterParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -542,6 +548,12 @@ type GetDeployedIntegrationParams struct {
 type GetE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
 	ID E2MUUID
+}
+
+// GetEnrichmentDataSetParams is parameters of GetEnrichmentDataSet operation.
+type GetEnrichmentDataSetParams struct {
+	// The data set's id.
+	ID int64
 }
 
 // GetExtensionParams is parameters of GetExtension operation.
@@ -907,6 +919,12 @@ type PinDashboardParams struct {
 	RequestID OptString `json:",omitempty,omitzero"`
 }
 
+// RemoveEnrichmentsParams is parameters of RemoveEnrichments operation.
+type RemoveEnrichmentsParams struct {
+	// The ids of the enrichments to remove (at most 1000).
+	EnrichmentIds []int64 `json:",omitempty"`
+}
+
 // ReplaceDefaultDashboardParams is parameters of ReplaceDefaultDashboard operation.
 type ReplaceDefaultDashboardParams struct {
 	// A dashboard's id.
@@ -945,6 +963,14 @@ type ResolveIncidentByEventIDParams struct {
 	// The id of one of the incident's events (1–64 characters; event ids are UUIDs, matched in either
 	// case).
 	EventID string
+}
+
+// SearchEnrichmentDataSetContentsParams is parameters of SearchEnrichmentDataSetContents operation.
+type SearchEnrichmentDataSetContentsParams struct {
+	// The most rows in the answer (1–10000); without it, every matching row.
+	PageSize OptInt64 `json:",omitempty,omitzero"`
+	// The nextPageToken of the previous page.
+	PageToken OptString `json:",omitempty,omitzero"`
 }
 
 // SearchTeamMembersParams is parameters of SearchTeamMembers operation.

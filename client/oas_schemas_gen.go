@@ -17,6 +17,21 @@ func (s *ErrorStatusCode) Error() string {
 
 type ActorText string
 
+// Ref: #/components/schemas/AddEnrichmentsRequest
+type AddEnrichmentsRequest struct {
+	RequestEnrichments []EnrichmentInput `json:"requestEnrichments"`
+}
+
+// GetRequestEnrichments returns the value of RequestEnrichments.
+func (s *AddEnrichmentsRequest) GetRequestEnrichments() []EnrichmentInput {
+	return s.RequestEnrichments
+}
+
+// SetRequestEnrichments sets the value of RequestEnrichments.
+func (s *AddEnrichmentsRequest) SetRequestEnrichments(val []EnrichmentInput) {
+	s.RequestEnrichments = val
+}
+
 // Ref: #/components/schemas/AdminTeam
 type AdminTeam struct {
 	ID   int64  `json:"id"`
@@ -15698,6 +15713,43 @@ func (s *ContextualLabelValues) SetContextualLabelValues(val []string) {
 	s.ContextualLabelValues = val
 }
 
+// Ref: #/components/schemas/CreateEnrichmentDataSetRequest
+type CreateEnrichmentDataSetRequest struct {
+	Name        string                `json:"name"`
+	Description OptString             `json:"description"`
+	File        EnrichmentDataSetFile `json:"file"`
+}
+
+// GetName returns the value of Name.
+func (s *CreateEnrichmentDataSetRequest) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *CreateEnrichmentDataSetRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetFile returns the value of File.
+func (s *CreateEnrichmentDataSetRequest) GetFile() EnrichmentDataSetFile {
+	return s.File
+}
+
+// SetName sets the value of Name.
+func (s *CreateEnrichmentDataSetRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CreateEnrichmentDataSetRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetFile sets the value of File.
+func (s *CreateEnrichmentDataSetRequest) SetFile(val EnrichmentDataSetFile) {
+	s.File = val
+}
+
 // Ref: #/components/schemas/CreateOutgoingWebhookRequest
 type CreateOutgoingWebhookRequest struct {
 	Data OptOutgoingWebhookInputData `json:"data"`
@@ -18654,6 +18706,737 @@ func (s *EmailGroupConfig) SetEmailAddresses(val []string) {
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
+
+// A stored enrichment; `id` is set by the server.
+// Ref: #/components/schemas/Enrichment
+type Enrichment struct {
+	ID int64 `json:"id"`
+	// The field whose value is looked up.
+	FieldName string `json:"fieldName"`
+	// Where the result is written; left out.
+	EnrichedFieldName OptString      `json:"enrichedFieldName"`
+	EnrichmentType    EnrichmentKind `json:"enrichmentType"`
+	// The data set's columns written (custom enrichments only); empty means all.
+	SelectedColumns []string           `json:"selectedColumns"`
+	Targets         []EnrichmentTarget `json:"targets"`
+}
+
+// GetID returns the value of ID.
+func (s *Enrichment) GetID() int64 {
+	return s.ID
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *Enrichment) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetEnrichedFieldName returns the value of EnrichedFieldName.
+func (s *Enrichment) GetEnrichedFieldName() OptString {
+	return s.EnrichedFieldName
+}
+
+// GetEnrichmentType returns the value of EnrichmentType.
+func (s *Enrichment) GetEnrichmentType() EnrichmentKind {
+	return s.EnrichmentType
+}
+
+// GetSelectedColumns returns the value of SelectedColumns.
+func (s *Enrichment) GetSelectedColumns() []string {
+	return s.SelectedColumns
+}
+
+// GetTargets returns the value of Targets.
+func (s *Enrichment) GetTargets() []EnrichmentTarget {
+	return s.Targets
+}
+
+// SetID sets the value of ID.
+func (s *Enrichment) SetID(val int64) {
+	s.ID = val
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *Enrichment) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetEnrichedFieldName sets the value of EnrichedFieldName.
+func (s *Enrichment) SetEnrichedFieldName(val OptString) {
+	s.EnrichedFieldName = val
+}
+
+// SetEnrichmentType sets the value of EnrichmentType.
+func (s *Enrichment) SetEnrichmentType(val EnrichmentKind) {
+	s.EnrichmentType = val
+}
+
+// SetSelectedColumns sets the value of SelectedColumns.
+func (s *Enrichment) SetSelectedColumns(val []string) {
+	s.SelectedColumns = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *Enrichment) SetTargets(val []EnrichmentTarget) {
+	s.Targets = val
+}
+
+// The metadata of the AWS resource whose id is in the field.
+// Ref: #/components/schemas/EnrichmentAws
+type EnrichmentAws struct {
+	// The resource type, e.g. aws:ec2:instance.
+	ResourceType OptString `json:"resourceType"`
+}
+
+// GetResourceType returns the value of ResourceType.
+func (s *EnrichmentAws) GetResourceType() OptString {
+	return s.ResourceType
+}
+
+// SetResourceType sets the value of ResourceType.
+func (s *EnrichmentAws) SetResourceType(val OptString) {
+	s.ResourceType = val
+}
+
+// The row of a custom enrichment data set whose first column holds the field's value.
+// Ref: #/components/schemas/EnrichmentCustom
+type EnrichmentCustom struct {
+	// The data set's id.
+	ID OptInt64 `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *EnrichmentCustom) GetID() OptInt64 {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *EnrichmentCustom) SetID(val OptInt64) {
+	s.ID = val
+}
+
+// A custom enrichment data set, without its contents.
+// Ref: #/components/schemas/EnrichmentDataSet
+type EnrichmentDataSet struct {
+	ID          OptInt64  `json:"id"`
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// 1 when created; each update adds one.
+	Version  OptInt64  `json:"version"`
+	FileName OptString `json:"fileName"`
+	// The file's size in bytes.
+	FileSize    OptInt64 `json:"fileSize"`
+	IsQueryOnly OptBool  `json:"isQueryOnly"`
+}
+
+// GetID returns the value of ID.
+func (s *EnrichmentDataSet) GetID() OptInt64 {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *EnrichmentDataSet) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *EnrichmentDataSet) GetDescription() OptString {
+	return s.Description
+}
+
+// GetVersion returns the value of Version.
+func (s *EnrichmentDataSet) GetVersion() OptInt64 {
+	return s.Version
+}
+
+// GetFileName returns the value of FileName.
+func (s *EnrichmentDataSet) GetFileName() OptString {
+	return s.FileName
+}
+
+// GetFileSize returns the value of FileSize.
+func (s *EnrichmentDataSet) GetFileSize() OptInt64 {
+	return s.FileSize
+}
+
+// GetIsQueryOnly returns the value of IsQueryOnly.
+func (s *EnrichmentDataSet) GetIsQueryOnly() OptBool {
+	return s.IsQueryOnly
+}
+
+// SetID sets the value of ID.
+func (s *EnrichmentDataSet) SetID(val OptInt64) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *EnrichmentDataSet) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *EnrichmentDataSet) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetVersion sets the value of Version.
+func (s *EnrichmentDataSet) SetVersion(val OptInt64) {
+	s.Version = val
+}
+
+// SetFileName sets the value of FileName.
+func (s *EnrichmentDataSet) SetFileName(val OptString) {
+	s.FileName = val
+}
+
+// SetFileSize sets the value of FileSize.
+func (s *EnrichmentDataSet) SetFileSize(val OptInt64) {
+	s.FileSize = val
+}
+
+// SetIsQueryOnly sets the value of IsQueryOnly.
+func (s *EnrichmentDataSet) SetIsQueryOnly(val OptBool) {
+	s.IsQueryOnly = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetChanged
+type EnrichmentDataSetChanged struct {
+	CustomEnrichment OptEnrichmentDataSet `json:"customEnrichment"`
+	Message          OptString            `json:"message"`
+}
+
+// GetCustomEnrichment returns the value of CustomEnrichment.
+func (s *EnrichmentDataSetChanged) GetCustomEnrichment() OptEnrichmentDataSet {
+	return s.CustomEnrichment
+}
+
+// GetMessage returns the value of Message.
+func (s *EnrichmentDataSetChanged) GetMessage() OptString {
+	return s.Message
+}
+
+// SetCustomEnrichment sets the value of CustomEnrichment.
+func (s *EnrichmentDataSetChanged) SetCustomEnrichment(val OptEnrichmentDataSet) {
+	s.CustomEnrichment = val
+}
+
+// SetMessage sets the value of Message.
+func (s *EnrichmentDataSetChanged) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetContent
+type EnrichmentDataSetContent struct {
+	Definition OptEnrichmentDataSet `json:"definition"`
+	// The header row and the matching rows.
+	Textual OptString `json:"textual"`
+}
+
+// GetDefinition returns the value of Definition.
+func (s *EnrichmentDataSetContent) GetDefinition() OptEnrichmentDataSet {
+	return s.Definition
+}
+
+// GetTextual returns the value of Textual.
+func (s *EnrichmentDataSetContent) GetTextual() OptString {
+	return s.Textual
+}
+
+// SetDefinition sets the value of Definition.
+func (s *EnrichmentDataSetContent) SetDefinition(val OptEnrichmentDataSet) {
+	s.Definition = val
+}
+
+// SetTextual sets the value of Textual.
+func (s *EnrichmentDataSetContent) SetTextual(val OptString) {
+	s.Textual = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetContents
+type EnrichmentDataSetContents struct {
+	CustomEnrichmentsData []EnrichmentDataSetContent `json:"customEnrichmentsData"`
+	// Present when rows are left: the page_token of the next page.
+	NextPageToken OptString `json:"nextPageToken"`
+}
+
+// GetCustomEnrichmentsData returns the value of CustomEnrichmentsData.
+func (s *EnrichmentDataSetContents) GetCustomEnrichmentsData() []EnrichmentDataSetContent {
+	return s.CustomEnrichmentsData
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *EnrichmentDataSetContents) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// SetCustomEnrichmentsData sets the value of CustomEnrichmentsData.
+func (s *EnrichmentDataSetContents) SetCustomEnrichmentsData(val []EnrichmentDataSetContent) {
+	s.CustomEnrichmentsData = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *EnrichmentDataSetContents) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetDeleted
+type EnrichmentDataSetDeleted struct {
+	CustomEnrichmentId OptInt64  `json:"customEnrichmentId"`
+	Message            OptString `json:"message"`
+}
+
+// GetCustomEnrichmentId returns the value of CustomEnrichmentId.
+func (s *EnrichmentDataSetDeleted) GetCustomEnrichmentId() OptInt64 {
+	return s.CustomEnrichmentId
+}
+
+// GetMessage returns the value of Message.
+func (s *EnrichmentDataSetDeleted) GetMessage() OptString {
+	return s.Message
+}
+
+// SetCustomEnrichmentId sets the value of CustomEnrichmentId.
+func (s *EnrichmentDataSetDeleted) SetCustomEnrichmentId(val OptInt64) {
+	s.CustomEnrichmentId = val
+}
+
+// SetMessage sets the value of Message.
+func (s *EnrichmentDataSetDeleted) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetEnvelope
+type EnrichmentDataSetEnvelope struct {
+	CustomEnrichment EnrichmentDataSet `json:"customEnrichment"`
+}
+
+// GetCustomEnrichment returns the value of CustomEnrichment.
+func (s *EnrichmentDataSetEnvelope) GetCustomEnrichment() EnrichmentDataSet {
+	return s.CustomEnrichment
+}
+
+// SetCustomEnrichment sets the value of CustomEnrichment.
+func (s *EnrichmentDataSetEnvelope) SetCustomEnrichment(val EnrichmentDataSet) {
+	s.CustomEnrichment = val
+}
+
+// The CSV file, as `textual` or as `binary`, exactly one.
+// Ref: #/components/schemas/EnrichmentDataSetFile
+type EnrichmentDataSetFile struct {
+	Name      OptString `json:"name"`
+	Extension OptString `json:"extension"`
+	// Ignored; the size is measured.
+	Size    OptInt64  `json:"size"`
+	Textual OptString `json:"textual"`
+	Binary  []byte    `json:"binary"`
+}
+
+// GetName returns the value of Name.
+func (s *EnrichmentDataSetFile) GetName() OptString {
+	return s.Name
+}
+
+// GetExtension returns the value of Extension.
+func (s *EnrichmentDataSetFile) GetExtension() OptString {
+	return s.Extension
+}
+
+// GetSize returns the value of Size.
+func (s *EnrichmentDataSetFile) GetSize() OptInt64 {
+	return s.Size
+}
+
+// GetTextual returns the value of Textual.
+func (s *EnrichmentDataSetFile) GetTextual() OptString {
+	return s.Textual
+}
+
+// GetBinary returns the value of Binary.
+func (s *EnrichmentDataSetFile) GetBinary() []byte {
+	return s.Binary
+}
+
+// SetName sets the value of Name.
+func (s *EnrichmentDataSetFile) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetExtension sets the value of Extension.
+func (s *EnrichmentDataSetFile) SetExtension(val OptString) {
+	s.Extension = val
+}
+
+// SetSize sets the value of Size.
+func (s *EnrichmentDataSetFile) SetSize(val OptInt64) {
+	s.Size = val
+}
+
+// SetTextual sets the value of Textual.
+func (s *EnrichmentDataSetFile) SetTextual(val OptString) {
+	s.Textual = val
+}
+
+// SetBinary sets the value of Binary.
+func (s *EnrichmentDataSetFile) SetBinary(val []byte) {
+	s.Binary = val
+}
+
+// Ref: #/components/schemas/EnrichmentDataSetList
+type EnrichmentDataSetList struct {
+	CustomEnrichments []EnrichmentDataSet `json:"customEnrichments"`
+}
+
+// GetCustomEnrichments returns the value of CustomEnrichments.
+func (s *EnrichmentDataSetList) GetCustomEnrichments() []EnrichmentDataSet {
+	return s.CustomEnrichments
+}
+
+// SetCustomEnrichments sets the value of CustomEnrichments.
+func (s *EnrichmentDataSetList) SetCustomEnrichments(val []EnrichmentDataSet) {
+	s.CustomEnrichments = val
+}
+
+// One field of the older overwrite form, whose type is the request's `enrichmentType`.
+// Ref: #/components/schemas/EnrichmentFieldDefinition
+type EnrichmentFieldDefinition struct {
+	FieldName         OptString          `json:"fieldName"`
+	EnrichedFieldName OptString          `json:"enrichedFieldName"`
+	SelectedColumns   []string           `json:"selectedColumns"`
+	Targets           []EnrichmentTarget `json:"targets"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *EnrichmentFieldDefinition) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetEnrichedFieldName returns the value of EnrichedFieldName.
+func (s *EnrichmentFieldDefinition) GetEnrichedFieldName() OptString {
+	return s.EnrichedFieldName
+}
+
+// GetSelectedColumns returns the value of SelectedColumns.
+func (s *EnrichmentFieldDefinition) GetSelectedColumns() []string {
+	return s.SelectedColumns
+}
+
+// GetTargets returns the value of Targets.
+func (s *EnrichmentFieldDefinition) GetTargets() []EnrichmentTarget {
+	return s.Targets
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *EnrichmentFieldDefinition) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetEnrichedFieldName sets the value of EnrichedFieldName.
+func (s *EnrichmentFieldDefinition) SetEnrichedFieldName(val OptString) {
+	s.EnrichedFieldName = val
+}
+
+// SetSelectedColumns sets the value of SelectedColumns.
+func (s *EnrichmentFieldDefinition) SetSelectedColumns(val []string) {
+	s.SelectedColumns = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *EnrichmentFieldDefinition) SetTargets(val []EnrichmentTarget) {
+	s.Targets = val
+}
+
+// The location of the IP address in the field; with `withAsn`, its autonomous system too.
+// Ref: #/components/schemas/EnrichmentGeoIp
+type EnrichmentGeoIp struct {
+	WithAsn OptBool `json:"withAsn"`
+}
+
+// GetWithAsn returns the value of WithAsn.
+func (s *EnrichmentGeoIp) GetWithAsn() OptBool {
+	return s.WithAsn
+}
+
+// SetWithAsn sets the value of WithAsn.
+func (s *EnrichmentGeoIp) SetWithAsn(val OptBool) {
+	s.WithAsn = val
+}
+
+// An enrichment to store.
+// Ref: #/components/schemas/EnrichmentInput
+type EnrichmentInput struct {
+	FieldName         string             `json:"fieldName"`
+	EnrichedFieldName OptString          `json:"enrichedFieldName"`
+	EnrichmentType    EnrichmentKind     `json:"enrichmentType"`
+	SelectedColumns   []string           `json:"selectedColumns"`
+	Targets           []EnrichmentTarget `json:"targets"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *EnrichmentInput) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetEnrichedFieldName returns the value of EnrichedFieldName.
+func (s *EnrichmentInput) GetEnrichedFieldName() OptString {
+	return s.EnrichedFieldName
+}
+
+// GetEnrichmentType returns the value of EnrichmentType.
+func (s *EnrichmentInput) GetEnrichmentType() EnrichmentKind {
+	return s.EnrichmentType
+}
+
+// GetSelectedColumns returns the value of SelectedColumns.
+func (s *EnrichmentInput) GetSelectedColumns() []string {
+	return s.SelectedColumns
+}
+
+// GetTargets returns the value of Targets.
+func (s *EnrichmentInput) GetTargets() []EnrichmentTarget {
+	return s.Targets
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *EnrichmentInput) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetEnrichedFieldName sets the value of EnrichedFieldName.
+func (s *EnrichmentInput) SetEnrichedFieldName(val OptString) {
+	s.EnrichedFieldName = val
+}
+
+// SetEnrichmentType sets the value of EnrichmentType.
+func (s *EnrichmentInput) SetEnrichmentType(val EnrichmentKind) {
+	s.EnrichmentType = val
+}
+
+// SetSelectedColumns sets the value of SelectedColumns.
+func (s *EnrichmentInput) SetSelectedColumns(val []string) {
+	s.SelectedColumns = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *EnrichmentInput) SetTargets(val []EnrichmentTarget) {
+	s.Targets = val
+}
+
+// Exactly one of `geoIp`, `suspiciousIp`, `aws` and `customEnrichment`: what the field is enriched
+// with.
+// Ref: #/components/schemas/EnrichmentKind
+type EnrichmentKind struct {
+	GeoIp            OptEnrichmentGeoIp      `json:"geoIp"`
+	SuspiciousIp     *EnrichmentSuspiciousIp `json:"suspiciousIp"`
+	AWS              OptEnrichmentAws        `json:"aws"`
+	CustomEnrichment OptEnrichmentCustom     `json:"customEnrichment"`
+}
+
+// GetGeoIp returns the value of GeoIp.
+func (s *EnrichmentKind) GetGeoIp() OptEnrichmentGeoIp {
+	return s.GeoIp
+}
+
+// GetSuspiciousIp returns the value of SuspiciousIp.
+func (s *EnrichmentKind) GetSuspiciousIp() *EnrichmentSuspiciousIp {
+	return s.SuspiciousIp
+}
+
+// GetAWS returns the value of AWS.
+func (s *EnrichmentKind) GetAWS() OptEnrichmentAws {
+	return s.AWS
+}
+
+// GetCustomEnrichment returns the value of CustomEnrichment.
+func (s *EnrichmentKind) GetCustomEnrichment() OptEnrichmentCustom {
+	return s.CustomEnrichment
+}
+
+// SetGeoIp sets the value of GeoIp.
+func (s *EnrichmentKind) SetGeoIp(val OptEnrichmentGeoIp) {
+	s.GeoIp = val
+}
+
+// SetSuspiciousIp sets the value of SuspiciousIp.
+func (s *EnrichmentKind) SetSuspiciousIp(val *EnrichmentSuspiciousIp) {
+	s.SuspiciousIp = val
+}
+
+// SetAWS sets the value of AWS.
+func (s *EnrichmentKind) SetAWS(val OptEnrichmentAws) {
+	s.AWS = val
+}
+
+// SetCustomEnrichment sets the value of CustomEnrichment.
+func (s *EnrichmentKind) SetCustomEnrichment(val OptEnrichmentCustom) {
+	s.CustomEnrichment = val
+}
+
+// Ref: #/components/schemas/EnrichmentLimit
+type EnrichmentLimit struct {
+	Limit int64 `json:"limit"`
+	Used  int64 `json:"used"`
+}
+
+// GetLimit returns the value of Limit.
+func (s *EnrichmentLimit) GetLimit() int64 {
+	return s.Limit
+}
+
+// GetUsed returns the value of Used.
+func (s *EnrichmentLimit) GetUsed() int64 {
+	return s.Used
+}
+
+// SetLimit sets the value of Limit.
+func (s *EnrichmentLimit) SetLimit(val int64) {
+	s.Limit = val
+}
+
+// SetUsed sets the value of Used.
+func (s *EnrichmentLimit) SetUsed(val int64) {
+	s.Used = val
+}
+
+// Ref: #/components/schemas/EnrichmentList
+type EnrichmentList struct {
+	Enrichments []Enrichment `json:"enrichments"`
+}
+
+// GetEnrichments returns the value of Enrichments.
+func (s *EnrichmentList) GetEnrichments() []Enrichment {
+	return s.Enrichments
+}
+
+// SetEnrichments sets the value of Enrichments.
+func (s *EnrichmentList) SetEnrichments(val []Enrichment) {
+	s.Enrichments = val
+}
+
+// Ref: #/components/schemas/EnrichmentSettings
+type EnrichmentSettings struct {
+	// The most enrichments the team may hold.
+	EnrichmentAmountLimit OptInt64 `json:"enrichmentAmountLimit"`
+	// How many it holds.
+	EnrichmentsInUse OptInt64 `json:"enrichmentsInUse"`
+	// The most rows of one data set.
+	RowLimit OptInt64 `json:"rowLimit"`
+	// The most bytes of one data set's file.
+	SizeLimitBytes OptString `json:"sizeLimitBytes"`
+	// The most rows of a query-only data set (none is stored here).
+	QueryOnlyRowLimit OptInt64 `json:"queryOnlyRowLimit"`
+	// The most bytes of a query-only data set.
+	QueryOnlySizeLimitBytes OptString `json:"queryOnlySizeLimitBytes"`
+}
+
+// GetEnrichmentAmountLimit returns the value of EnrichmentAmountLimit.
+func (s *EnrichmentSettings) GetEnrichmentAmountLimit() OptInt64 {
+	return s.EnrichmentAmountLimit
+}
+
+// GetEnrichmentsInUse returns the value of EnrichmentsInUse.
+func (s *EnrichmentSettings) GetEnrichmentsInUse() OptInt64 {
+	return s.EnrichmentsInUse
+}
+
+// GetRowLimit returns the value of RowLimit.
+func (s *EnrichmentSettings) GetRowLimit() OptInt64 {
+	return s.RowLimit
+}
+
+// GetSizeLimitBytes returns the value of SizeLimitBytes.
+func (s *EnrichmentSettings) GetSizeLimitBytes() OptString {
+	return s.SizeLimitBytes
+}
+
+// GetQueryOnlyRowLimit returns the value of QueryOnlyRowLimit.
+func (s *EnrichmentSettings) GetQueryOnlyRowLimit() OptInt64 {
+	return s.QueryOnlyRowLimit
+}
+
+// GetQueryOnlySizeLimitBytes returns the value of QueryOnlySizeLimitBytes.
+func (s *EnrichmentSettings) GetQueryOnlySizeLimitBytes() OptString {
+	return s.QueryOnlySizeLimitBytes
+}
+
+// SetEnrichmentAmountLimit sets the value of EnrichmentAmountLimit.
+func (s *EnrichmentSettings) SetEnrichmentAmountLimit(val OptInt64) {
+	s.EnrichmentAmountLimit = val
+}
+
+// SetEnrichmentsInUse sets the value of EnrichmentsInUse.
+func (s *EnrichmentSettings) SetEnrichmentsInUse(val OptInt64) {
+	s.EnrichmentsInUse = val
+}
+
+// SetRowLimit sets the value of RowLimit.
+func (s *EnrichmentSettings) SetRowLimit(val OptInt64) {
+	s.RowLimit = val
+}
+
+// SetSizeLimitBytes sets the value of SizeLimitBytes.
+func (s *EnrichmentSettings) SetSizeLimitBytes(val OptString) {
+	s.SizeLimitBytes = val
+}
+
+// SetQueryOnlyRowLimit sets the value of QueryOnlyRowLimit.
+func (s *EnrichmentSettings) SetQueryOnlyRowLimit(val OptInt64) {
+	s.QueryOnlyRowLimit = val
+}
+
+// SetQueryOnlySizeLimitBytes sets the value of QueryOnlySizeLimitBytes.
+func (s *EnrichmentSettings) SetQueryOnlySizeLimitBytes(val OptString) {
+	s.QueryOnlySizeLimitBytes = val
+}
+
+// Ref: #/components/schemas/EnrichmentSettingsEnvelope
+type EnrichmentSettingsEnvelope struct {
+	EnrichmentSettings EnrichmentSettings `json:"enrichmentSettings"`
+}
+
+// GetEnrichmentSettings returns the value of EnrichmentSettings.
+func (s *EnrichmentSettingsEnvelope) GetEnrichmentSettings() EnrichmentSettings {
+	return s.EnrichmentSettings
+}
+
+// SetEnrichmentSettings sets the value of EnrichmentSettings.
+func (s *EnrichmentSettingsEnvelope) SetEnrichmentSettings(val EnrichmentSettings) {
+	s.EnrichmentSettings = val
+}
+
+// Whether the IP address in the field is on a threat list.
+// Ref: #/components/schemas/EnrichmentSuspiciousIp
+type EnrichmentSuspiciousIp struct{}
+
+// A data set of the platform that the enrichment writes into.
+// Ref: #/components/schemas/EnrichmentTarget
+type EnrichmentTarget struct {
+	Dataset OptString `json:"dataset"`
+}
+
+// GetDataset returns the value of Dataset.
+func (s *EnrichmentTarget) GetDataset() OptString {
+	return s.Dataset
+}
+
+// SetDataset sets the value of Dataset.
+func (s *EnrichmentTarget) SetDataset(val OptString) {
+	s.Dataset = val
+}
+
+// Ref: #/components/schemas/EnrichmentsRemaining
+type EnrichmentsRemaining struct {
+	RemainingEnrichments []Enrichment `json:"remainingEnrichments"`
+}
+
+// GetRemainingEnrichments returns the value of RemainingEnrichments.
+func (s *EnrichmentsRemaining) GetRemainingEnrichments() []Enrichment {
+	return s.RemainingEnrichments
+}
+
+// SetRemainingEnrichments sets the value of RemainingEnrichments.
+func (s *EnrichmentsRemaining) SetRemainingEnrichments(val []Enrichment) {
+	s.RemainingEnrichments = val
+}
 
 // Ref: #/components/schemas/EntityLabelMatcherCheck
 type EntityLabelMatcherCheck struct {
@@ -38247,6 +39030,236 @@ func (o OptEmailGroupConfig) Or(d EmailGroupConfig) EmailGroupConfig {
 	return d
 }
 
+// NewOptEnrichmentAws returns new OptEnrichmentAws with value set to v.
+func NewOptEnrichmentAws(v EnrichmentAws) OptEnrichmentAws {
+	return OptEnrichmentAws{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEnrichmentAws is optional EnrichmentAws.
+type OptEnrichmentAws struct {
+	Value EnrichmentAws
+	Set   bool
+}
+
+// IsSet returns true if OptEnrichmentAws was set.
+func (o OptEnrichmentAws) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEnrichmentAws) Reset() {
+	var v EnrichmentAws
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEnrichmentAws) SetTo(v EnrichmentAws) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEnrichmentAws) Get() (v EnrichmentAws, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEnrichmentAws) Or(d EnrichmentAws) EnrichmentAws {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEnrichmentCustom returns new OptEnrichmentCustom with value set to v.
+func NewOptEnrichmentCustom(v EnrichmentCustom) OptEnrichmentCustom {
+	return OptEnrichmentCustom{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEnrichmentCustom is optional EnrichmentCustom.
+type OptEnrichmentCustom struct {
+	Value EnrichmentCustom
+	Set   bool
+}
+
+// IsSet returns true if OptEnrichmentCustom was set.
+func (o OptEnrichmentCustom) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEnrichmentCustom) Reset() {
+	var v EnrichmentCustom
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEnrichmentCustom) SetTo(v EnrichmentCustom) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEnrichmentCustom) Get() (v EnrichmentCustom, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEnrichmentCustom) Or(d EnrichmentCustom) EnrichmentCustom {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEnrichmentDataSet returns new OptEnrichmentDataSet with value set to v.
+func NewOptEnrichmentDataSet(v EnrichmentDataSet) OptEnrichmentDataSet {
+	return OptEnrichmentDataSet{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEnrichmentDataSet is optional EnrichmentDataSet.
+type OptEnrichmentDataSet struct {
+	Value EnrichmentDataSet
+	Set   bool
+}
+
+// IsSet returns true if OptEnrichmentDataSet was set.
+func (o OptEnrichmentDataSet) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEnrichmentDataSet) Reset() {
+	var v EnrichmentDataSet
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEnrichmentDataSet) SetTo(v EnrichmentDataSet) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEnrichmentDataSet) Get() (v EnrichmentDataSet, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEnrichmentDataSet) Or(d EnrichmentDataSet) EnrichmentDataSet {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEnrichmentGeoIp returns new OptEnrichmentGeoIp with value set to v.
+func NewOptEnrichmentGeoIp(v EnrichmentGeoIp) OptEnrichmentGeoIp {
+	return OptEnrichmentGeoIp{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEnrichmentGeoIp is optional EnrichmentGeoIp.
+type OptEnrichmentGeoIp struct {
+	Value EnrichmentGeoIp
+	Set   bool
+}
+
+// IsSet returns true if OptEnrichmentGeoIp was set.
+func (o OptEnrichmentGeoIp) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEnrichmentGeoIp) Reset() {
+	var v EnrichmentGeoIp
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEnrichmentGeoIp) SetTo(v EnrichmentGeoIp) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEnrichmentGeoIp) Get() (v EnrichmentGeoIp, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEnrichmentGeoIp) Or(d EnrichmentGeoIp) EnrichmentGeoIp {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEnrichmentKind returns new OptEnrichmentKind with value set to v.
+func NewOptEnrichmentKind(v EnrichmentKind) OptEnrichmentKind {
+	return OptEnrichmentKind{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEnrichmentKind is optional EnrichmentKind.
+type OptEnrichmentKind struct {
+	Value EnrichmentKind
+	Set   bool
+}
+
+// IsSet returns true if OptEnrichmentKind was set.
+func (o OptEnrichmentKind) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEnrichmentKind) Reset() {
+	var v EnrichmentKind
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEnrichmentKind) SetTo(v EnrichmentKind) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEnrichmentKind) Get() (v EnrichmentKind, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEnrichmentKind) Or(d EnrichmentKind) EnrichmentKind {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptEntityLabelMatcherFailure returns new OptEntityLabelMatcherFailure with value set to v.
 func NewOptEntityLabelMatcherFailure(v EntityLabelMatcherFailure) OptEntityLabelMatcherFailure {
 	return OptEntityLabelMatcherFailure{
@@ -42819,6 +43832,98 @@ func (o OptOutgoingWebhookTestResultFailure) Get() (v OutgoingWebhookTestResultF
 
 // Or returns value if set, or given parameter if does not.
 func (o OptOutgoingWebhookTestResultFailure) Or(d OutgoingWebhookTestResultFailure) OutgoingWebhookTestResultFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOverwriteAllEnrichmentsRequest returns new OptOverwriteAllEnrichmentsRequest with value set to v.
+func NewOptOverwriteAllEnrichmentsRequest(v OverwriteAllEnrichmentsRequest) OptOverwriteAllEnrichmentsRequest {
+	return OptOverwriteAllEnrichmentsRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOverwriteAllEnrichmentsRequest is optional OverwriteAllEnrichmentsRequest.
+type OptOverwriteAllEnrichmentsRequest struct {
+	Value OverwriteAllEnrichmentsRequest
+	Set   bool
+}
+
+// IsSet returns true if OptOverwriteAllEnrichmentsRequest was set.
+func (o OptOverwriteAllEnrichmentsRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOverwriteAllEnrichmentsRequest) Reset() {
+	var v OverwriteAllEnrichmentsRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOverwriteAllEnrichmentsRequest) SetTo(v OverwriteAllEnrichmentsRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOverwriteAllEnrichmentsRequest) Get() (v OverwriteAllEnrichmentsRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOverwriteAllEnrichmentsRequest) Or(d OverwriteAllEnrichmentsRequest) OverwriteAllEnrichmentsRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOverwriteEnrichmentsRequest returns new OptOverwriteEnrichmentsRequest with value set to v.
+func NewOptOverwriteEnrichmentsRequest(v OverwriteEnrichmentsRequest) OptOverwriteEnrichmentsRequest {
+	return OptOverwriteEnrichmentsRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOverwriteEnrichmentsRequest is optional OverwriteEnrichmentsRequest.
+type OptOverwriteEnrichmentsRequest struct {
+	Value OverwriteEnrichmentsRequest
+	Set   bool
+}
+
+// IsSet returns true if OptOverwriteEnrichmentsRequest was set.
+func (o OptOverwriteEnrichmentsRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOverwriteEnrichmentsRequest) Reset() {
+	var v OverwriteEnrichmentsRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOverwriteEnrichmentsRequest) SetTo(v OverwriteEnrichmentsRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOverwriteEnrichmentsRequest) Get() (v OverwriteEnrichmentsRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOverwriteEnrichmentsRequest) Or(d OverwriteEnrichmentsRequest) OverwriteEnrichmentsRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -50483,6 +51588,59 @@ func (s *OutgoingWebhookTypeList) SetWebhooks(val []OutgoingWebhookTypeCount) {
 // Ref: #/components/schemas/OutgoingWebhookUpdated
 type OutgoingWebhookUpdated struct{}
 
+// Ref: #/components/schemas/OverwriteAllEnrichmentsRequest
+type OverwriteAllEnrichmentsRequest struct {
+	RequestEnrichments []EnrichmentInput `json:"requestEnrichments"`
+}
+
+// GetRequestEnrichments returns the value of RequestEnrichments.
+func (s *OverwriteAllEnrichmentsRequest) GetRequestEnrichments() []EnrichmentInput {
+	return s.RequestEnrichments
+}
+
+// SetRequestEnrichments sets the value of RequestEnrichments.
+func (s *OverwriteAllEnrichmentsRequest) SetRequestEnrichments(val []EnrichmentInput) {
+	s.RequestEnrichments = val
+}
+
+// `requestEnrichments`, or the older `enrichmentType` with `enrichmentFields`.
+// Ref: #/components/schemas/OverwriteEnrichmentsRequest
+type OverwriteEnrichmentsRequest struct {
+	RequestEnrichments []EnrichmentInput           `json:"requestEnrichments"`
+	EnrichmentType     OptEnrichmentKind           `json:"enrichmentType"`
+	EnrichmentFields   []EnrichmentFieldDefinition `json:"enrichmentFields"`
+}
+
+// GetRequestEnrichments returns the value of RequestEnrichments.
+func (s *OverwriteEnrichmentsRequest) GetRequestEnrichments() []EnrichmentInput {
+	return s.RequestEnrichments
+}
+
+// GetEnrichmentType returns the value of EnrichmentType.
+func (s *OverwriteEnrichmentsRequest) GetEnrichmentType() OptEnrichmentKind {
+	return s.EnrichmentType
+}
+
+// GetEnrichmentFields returns the value of EnrichmentFields.
+func (s *OverwriteEnrichmentsRequest) GetEnrichmentFields() []EnrichmentFieldDefinition {
+	return s.EnrichmentFields
+}
+
+// SetRequestEnrichments sets the value of RequestEnrichments.
+func (s *OverwriteEnrichmentsRequest) SetRequestEnrichments(val []EnrichmentInput) {
+	s.RequestEnrichments = val
+}
+
+// SetEnrichmentType sets the value of EnrichmentType.
+func (s *OverwriteEnrichmentsRequest) SetEnrichmentType(val OptEnrichmentKind) {
+	s.EnrichmentType = val
+}
+
+// SetEnrichmentFields sets the value of EnrichmentFields.
+func (s *OverwriteEnrichmentsRequest) SetEnrichmentFields(val []EnrichmentFieldDefinition) {
+	s.EnrichmentFields = val
+}
+
 // Ref: #/components/schemas/OverwritePoliciesResponse
 type OverwritePoliciesResponse struct {
 	CreateResponses []PolicyResponse `json:"createResponses"`
@@ -57344,6 +58502,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	EnrichmentDataSets         ConfigurationResources      `json:"enrichmentDataSets"`
+	Enrichments                ConfigurationResources      `json:"enrichments"`
 	IpAccess                   OptConfigurationResource    `json:"ipAccess"`
 	AiApplications             ConfigurationResources      `json:"aiApplications"`
 	AiModelPricing             OptConfigurationResource    `json:"aiModelPricing"`
@@ -57478,6 +58638,16 @@ func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
 // GetAlertSchedulerRules returns the value of AlertSchedulerRules.
 func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
+}
+
+// GetEnrichmentDataSets returns the value of EnrichmentDataSets.
+func (s *TeamConfiguration) GetEnrichmentDataSets() ConfigurationResources {
+	return s.EnrichmentDataSets
+}
+
+// GetEnrichments returns the value of Enrichments.
+func (s *TeamConfiguration) GetEnrichments() ConfigurationResources {
+	return s.Enrichments
 }
 
 // GetIpAccess returns the value of IpAccess.
@@ -57648,6 +58818,16 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetEnrichmentDataSets sets the value of EnrichmentDataSets.
+func (s *TeamConfiguration) SetEnrichmentDataSets(val ConfigurationResources) {
+	s.EnrichmentDataSets = val
+}
+
+// SetEnrichments sets the value of Enrichments.
+func (s *TeamConfiguration) SetEnrichments(val ConfigurationResources) {
+	s.Enrichments = val
 }
 
 // SetIpAccess sets the value of IpAccess.
@@ -59404,6 +60584,54 @@ func (s *UpdateContextualDataRequest) SetIntegrationId(val OptString) {
 // SetMetadata sets the value of Metadata.
 func (s *UpdateContextualDataRequest) SetMetadata(val OptIntegrationMetadata) {
 	s.Metadata = val
+}
+
+// Ref: #/components/schemas/UpdateEnrichmentDataSetRequest
+type UpdateEnrichmentDataSetRequest struct {
+	CustomEnrichmentId int64                 `json:"customEnrichmentId"`
+	Name               string                `json:"name"`
+	Description        OptString             `json:"description"`
+	File               EnrichmentDataSetFile `json:"file"`
+}
+
+// GetCustomEnrichmentId returns the value of CustomEnrichmentId.
+func (s *UpdateEnrichmentDataSetRequest) GetCustomEnrichmentId() int64 {
+	return s.CustomEnrichmentId
+}
+
+// GetName returns the value of Name.
+func (s *UpdateEnrichmentDataSetRequest) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *UpdateEnrichmentDataSetRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetFile returns the value of File.
+func (s *UpdateEnrichmentDataSetRequest) GetFile() EnrichmentDataSetFile {
+	return s.File
+}
+
+// SetCustomEnrichmentId sets the value of CustomEnrichmentId.
+func (s *UpdateEnrichmentDataSetRequest) SetCustomEnrichmentId(val int64) {
+	s.CustomEnrichmentId = val
+}
+
+// SetName sets the value of Name.
+func (s *UpdateEnrichmentDataSetRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *UpdateEnrichmentDataSetRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetFile sets the value of File.
+func (s *UpdateEnrichmentDataSetRequest) SetFile(val EnrichmentDataSetFile) {
+	s.File = val
 }
 
 // Ref: #/components/schemas/UpdateIntegrationRequest

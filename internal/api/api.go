@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/enrichments"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
@@ -110,6 +111,7 @@ type handler struct {
 	*ai.Handler
 	*ipaccess.SettingsHandler
 	*samlconfig.ConfigurationHandler
+	*enrichments.EnrichmentHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -221,6 +223,7 @@ func New(opts Options) (*API, error) {
 	if opts.Authn != nil {
 		opts.Authn.SetOwnerAccess(access.OwnerAccess(opts.DB.Now))
 	}
+	h.EnrichmentHandler = enrichments.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
 	integrationCatalog := opts.Integrations
 	if integrationCatalog == nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/enrichments"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/ipaccess"
@@ -224,5 +225,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		ai.EvaluationsConfiguration{},
 		ai.CustomConfiguration{},
 		ipaccess.Configuration{Guard: opts.IPAccess},
+		enrichments.DataSetConfiguration{},
+		enrichments.Configuration{},
 	}
 }

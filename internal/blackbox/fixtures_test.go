@@ -188,6 +188,16 @@ func init() {
 			return f.posted("/ai/evaluations/v3", `{"application":"`+leakMarker+`","target":"RESPONSE",`+
 				`"config":{"competition":{"competitors":["`+leakMarker+`"]}}}`)
 		}},
+		{param: "id", prefix: "/enrichment-rules/custom-enrichment-rules/v1/", create: func(f *fixtureRun) string {
+			// A data set whose description and one cell carry the leak marker (its name allows no
+			// hyphen), named by a custom enrichment of team A, so that team A's enrichments are
+			// compared before and after the probes too.
+			id := firstProperty(f.send(http.MethodPost, "/mgmt/openapi/latest/enrichment-rules/custom-enrichment-rules/v1",
+				`{"name":"qx7_offices","description":"offices `+leakMarker+`","file":{"textual":"prefix,city\n10.1.,`+leakMarker+`\n"}}`), "id")
+			f.send(http.MethodPost, "/mgmt/openapi/latest/enrichment-rules/enrichment-rules/v1",
+				`{"requestEnrichments":[{"fieldName":"qx7.ip","enrichmentType":{"customEnrichment":{"id":`+id+`}},"selectedColumns":["city"]}]}`)
+			return id
+		}},
 	}
 }
 

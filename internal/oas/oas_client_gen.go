@@ -47,6 +47,21 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
 	ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error)
+	// AddEnrichments invokes AddEnrichments operation.
+	//
+	// Stores each of `requestEnrichments` as a new enrichment with a server-assigned numeric `id`, all or
+	// none, and answers the new ones. Each names the log field (`fieldName`) and exactly one type in
+	// `enrichmentType`: `geoIp` (optionally `withAsn`), `suspiciousIp`, `aws` with its `resourceType`, or
+	// `customEnrichment` with the `id` of one of the team's custom enrichment data sets. `selectedColumns`
+	// (custom only) must be columns of that data set's header row. A field is enriched once per type (and
+	// per data set): a second enrichment of the same field, type and data set is a 409. The team holds at
+	// most its limit of enrichments (GetEnrichmentLimit); an addition past it is a 429 and stores nothing.
+	// Besides this operation's permission, an enrichment of a type other than geo-IP needs its type's
+	// configuration permission (`security-enrichment:UpdateConfig`,
+	// `cloud-metadata-enrichment:UpdateConfig`, `team-custom-enrichment:UpdateConfig`).
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	AddEnrichments(ctx context.Context, request *AddEnrichmentsRequest) (*EnrichmentList, error)
 	// AdminCreateTeam invokes AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
@@ -535,6 +550,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, request *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateEnrichmentDataSet invokes CreateEnrichmentDataSet operation.
+	//
+	// Stores a CSV table under a server-assigned numeric id, at version 1. `name` (letters, digits and
+	// underscores) is unique in the team. `file` holds the CSV as `textual` or as `binary` (base64),
+	// exactly one, UTF-8, read as RFC 4180: a header row of distinct, non-empty column names, then rows of
+	// the same number of fields; fields may be quoted, and a quoted field may hold commas, quotes
+	// (doubled) and line breaks. At most 20971520 bytes, 150000 rows and 100 columns; an error names the
+	// line. `extension`, when given, is `csv`. A team holds at most 30 data sets (429).
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	CreateEnrichmentDataSet(ctx context.Context, request *CreateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error)
 	// CreateGlobalRouter invokes CreateGlobalRouter operation.
 	//
 	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
@@ -809,6 +835,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteEnrichmentDataSet invokes DeleteEnrichmentDataSet operation.
+	//
+	// Deletes the data set and its rows. A data set that enrichments name is not deleted: 409 naming them
+	// (remove them first).
+	//
+	// DELETE /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+	DeleteEnrichmentDataSet(ctx context.Context, params DeleteEnrichmentDataSetParams) (*EnrichmentDataSetDeleted, error)
 	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 	//
 	// An unknown id is a 404. A router that alert definitions' notification groups name is deleted too:
@@ -1288,6 +1321,25 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/limits/v2
 	GetE2MLimits(ctx context.Context) (*E2MLimits, error)
+	// GetEnrichmentDataSet invokes GetEnrichmentDataSet operation.
+	//
+	// The data set's definition (name, description, file name and size, version), without contents.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+	GetEnrichmentDataSet(ctx context.Context, params GetEnrichmentDataSetParams) (*EnrichmentDataSetEnvelope, error)
+	// GetEnrichmentLimit invokes GetEnrichmentLimit operation.
+	//
+	// The most enrichments the team may hold, and how many it holds.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/limit
+	GetEnrichmentLimit(ctx context.Context) (*EnrichmentLimit, error)
+	// GetEnrichmentSettings invokes GetEnrichmentSettings operation.
+	//
+	// The bounds that apply to the team: the enrichment limit and how many it uses, and the most rows and
+	// bytes of one custom enrichment data set.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/settings
+	GetEnrichmentSettings(ctx context.Context) (*EnrichmentSettingsEnvelope, error)
 	// GetExtension invokes GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -1820,6 +1872,19 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
 	ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error)
+	// ListEnrichmentDataSets invokes ListEnrichmentDataSets operation.
+	//
+	// Every custom enrichment data set of the team, in the order of their ids, without contents.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	ListEnrichmentDataSets(ctx context.Context) (*EnrichmentDataSetList, error)
+	// ListEnrichments invokes ListEnrichments operation.
+	//
+	// Every enrichment of the team (geo-IP, suspicious-IP, AWS resource and custom), in the order of their
+	// ids.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	ListEnrichments(ctx context.Context) (*EnrichmentList, error)
 	// ListEntitySubTypes invokes ListEntitySubTypes operation.
 	//
 	// Mgmtapi keeps no registry of entity sub-types: an override's
@@ -2090,6 +2155,26 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context) (*ViewList, error)
+	// OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
+	//
+	// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
+	// is removed and the ones sent are stored under new ids. Every entry is checked as AddEnrichments
+	// checks it (the limit included); one bad entry changes nothing. An empty list removes every
+	// enrichment. Answers the new set.
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/all
+	OverwriteAllEnrichments(ctx context.Context, request OptOverwriteAllEnrichmentsRequest) (*EnrichmentList, error)
+	// OverwriteEnrichments invokes OverwriteEnrichments operation.
+	//
+	// Replaces, in one step, every enrichment of each type that `requestEnrichments` holds (a custom
+	// enrichment's type is its data set: the enrichments of other data sets stay) with the ones sent;
+	// enrichments of the other types are kept. The older form, one `enrichmentType` with its
+	// `enrichmentFields`, replaces the enrichments of that type (an empty list removes them all). The two
+	// forms cannot be mixed. Every entry is checked as AddEnrichments checks it; one bad entry, or a
+	// result past the team's limit (429), changes nothing. Answers the enrichments of the replaced types.
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	OverwriteEnrichments(ctx context.Context, request OptOverwriteEnrichmentsRequest) (*EnrichmentList, error)
 	// OverwriteLogPolicies invokes OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -2131,6 +2216,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
 	QueryDataUsage(ctx context.Context, request *UsageQuery) (*UsageQueryResponse, error)
+	// RemoveEnrichments invokes RemoveEnrichments operation.
+	//
+	// Removes the enrichments `enrichment_ids` (repeat the parameter), all or none: an id the team does
+	// not have is a 404 naming it and removes nothing. Answers the enrichments that remain.
+	//
+	// DELETE /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	RemoveEnrichments(ctx context.Context, params RemoveEnrichmentsParams) (*EnrichmentsRemaining, error)
 	// ReorderPolicies invokes ReorderPolicies operation.
 	//
 	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -2284,6 +2376,21 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/integrations/metadata/v1
 	SaveIntegration(ctx context.Context, request *SaveIntegrationRequest) (*IntegrationSaved, error)
+	// SearchEnrichmentDataSetContents invokes SearchEnrichmentDataSetContents operation.
+	//
+	// Answers, per data set, its definition and its contents as CSV text (the header row, then the rows,
+	// quoted where needed). `search_clauses` picks the data sets, by `id` or by `name`
+	// (`search_clauses[0][id]=3&search_clauses[1][name]=offices`, or, for one clause,
+	// `search_clauses[id]=3` or `search_clauses.name=offices`); without it, every data set of the team. A
+	// clause naming no data set of the team is a 404. `filters` keeps only the rows that match: each of
+	// `pathAndValues` names a column (`path`) and either `multipleValues` (the cell equals one of
+	// `values`, or matches one of them as a regular expression when `matcher` is FILTER_MATCHER_REGEXP) or
+	// nested `filters`; `operator` joins them (AND by default, or FILTER_OPERATOR_OR). `page_size` rows at
+	// most are answered, over the chosen data sets in order; the answer's `nextPageToken`, given back as
+	// `page_token`, reads on.
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/all/contents
+	SearchEnrichmentDataSetContents(ctx context.Context, params SearchEnrichmentDataSetContentsParams) (*EnrichmentDataSetContents, error)
 	// SearchTeamMembers invokes SearchTeamMembers operation.
 	//
 	// The team's members by account id, those whose username contains `username` (in any case) and have
@@ -2621,6 +2728,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateEnrichmentDataSet invokes UpdateEnrichmentDataSet operation.
+	//
+	// Replaces the name, description and whole contents of the data set `customEnrichmentId` in one step
+	// (the file is checked as a create checks it; a bad file changes nothing) and adds one to its version.
+	// While enrichments name the data set, the new header must keep the columns they select (409
+	// otherwise).
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	UpdateEnrichmentDataSet(ctx context.Context, request *UpdateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error)
 	// UpdateExtensionDeployment invokes UpdateExtensionDeployment operation.
 	//
 	// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with
@@ -3119,6 +3235,94 @@ func (c *Client) sendActivateRetentionTags(ctx context.Context) (res *RetentionT
 	}()
 
 	result, err := decodeActivateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AddEnrichments invokes AddEnrichments operation.
+//
+// Stores each of `requestEnrichments` as a new enrichment with a server-assigned numeric `id`, all or
+// none, and answers the new ones. Each names the log field (`fieldName`) and exactly one type in
+// `enrichmentType`: `geoIp` (optionally `withAsn`), `suspiciousIp`, `aws` with its `resourceType`, or
+// `customEnrichment` with the `id` of one of the team's custom enrichment data sets. `selectedColumns`
+// (custom only) must be columns of that data set's header row. A field is enriched once per type (and
+// per data set): a second enrichment of the same field, type and data set is a 409. The team holds at
+// most its limit of enrichments (GetEnrichmentLimit); an addition past it is a 429 and stores nothing.
+// Besides this operation's permission, an enrichment of a type other than geo-IP needs its type's
+// configuration permission (`security-enrichment:UpdateConfig`,
+// `cloud-metadata-enrichment:UpdateConfig`, `team-custom-enrichment:UpdateConfig`).
+//
+// POST /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+func (c *Client) AddEnrichments(ctx context.Context, request *AddEnrichmentsRequest) (*EnrichmentList, error) {
+	res, err := c.sendAddEnrichments(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendAddEnrichments(ctx context.Context, request *AddEnrichmentsRequest) (res *EnrichmentList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAddEnrichmentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AddEnrichmentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAddEnrichmentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -8238,6 +8442,90 @@ func (c *Client) sendCreateE2M(ctx context.Context, request *E2MCreateParams) (r
 	return result, nil
 }
 
+// CreateEnrichmentDataSet invokes CreateEnrichmentDataSet operation.
+//
+// Stores a CSV table under a server-assigned numeric id, at version 1. `name` (letters, digits and
+// underscores) is unique in the team. `file` holds the CSV as `textual` or as `binary` (base64),
+// exactly one, UTF-8, read as RFC 4180: a header row of distinct, non-empty column names, then rows of
+// the same number of fields; fields may be quoted, and a quoted field may hold commas, quotes
+// (doubled) and line breaks. At most 20971520 bytes, 150000 rows and 100 columns; an error names the
+// line. `extension`, when given, is `csv`. A team holds at most 30 data sets (429).
+//
+// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+func (c *Client) CreateEnrichmentDataSet(ctx context.Context, request *CreateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error) {
+	res, err := c.sendCreateEnrichmentDataSet(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateEnrichmentDataSet(ctx context.Context, request *CreateEnrichmentDataSetRequest) (res *EnrichmentDataSetChanged, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateEnrichmentDataSetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateEnrichmentDataSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateEnrichmentDataSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateGlobalRouter invokes CreateGlobalRouter operation.
 //
 // Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
@@ -11187,6 +11475,101 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res
 	}()
 
 	result, err := decodeDeleteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteEnrichmentDataSet invokes DeleteEnrichmentDataSet operation.
+//
+// Deletes the data set and its rows. A data set that enrichments name is not deleted: 409 naming them
+// (remove them first).
+//
+// DELETE /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+func (c *Client) DeleteEnrichmentDataSet(ctx context.Context, params DeleteEnrichmentDataSetParams) (*EnrichmentDataSetDeleted, error) {
+	res, err := c.sendDeleteEnrichmentDataSet(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteEnrichmentDataSet(ctx context.Context, params DeleteEnrichmentDataSetParams) (res *EnrichmentDataSetDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteEnrichmentDataSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteEnrichmentDataSetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -16919,6 +17302,253 @@ func (c *Client) sendGetE2MLimits(ctx context.Context) (res *E2MLimits, err erro
 	}()
 
 	result, err := decodeGetE2MLimitsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetEnrichmentDataSet invokes GetEnrichmentDataSet operation.
+//
+// The data set's definition (name, description, file name and size, version), without contents.
+//
+// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+func (c *Client) GetEnrichmentDataSet(ctx context.Context, params GetEnrichmentDataSetParams) (*EnrichmentDataSetEnvelope, error) {
+	res, err := c.sendGetEnrichmentDataSet(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetEnrichmentDataSet(ctx context.Context, params GetEnrichmentDataSetParams) (res *EnrichmentDataSetEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetEnrichmentDataSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetEnrichmentDataSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetEnrichmentLimit invokes GetEnrichmentLimit operation.
+//
+// The most enrichments the team may hold, and how many it holds.
+//
+// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/limit
+func (c *Client) GetEnrichmentLimit(ctx context.Context) (*EnrichmentLimit, error) {
+	res, err := c.sendGetEnrichmentLimit(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetEnrichmentLimit(ctx context.Context) (res *EnrichmentLimit, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/limit"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetEnrichmentLimitOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetEnrichmentLimitResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetEnrichmentSettings invokes GetEnrichmentSettings operation.
+//
+// The bounds that apply to the team: the enrichment limit and how many it uses, and the most rows and
+// bytes of one custom enrichment data set.
+//
+// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/settings
+func (c *Client) GetEnrichmentSettings(ctx context.Context) (*EnrichmentSettingsEnvelope, error) {
+	res, err := c.sendGetEnrichmentSettings(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetEnrichmentSettings(ctx context.Context) (res *EnrichmentSettingsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/settings"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetEnrichmentSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetEnrichmentSettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22992,6 +23622,159 @@ func (c *Client) sendListE2MLabelsCardinality(ctx context.Context) (res *E2MLabe
 	return result, nil
 }
 
+// ListEnrichmentDataSets invokes ListEnrichmentDataSets operation.
+//
+// Every custom enrichment data set of the team, in the order of their ids, without contents.
+//
+// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+func (c *Client) ListEnrichmentDataSets(ctx context.Context) (*EnrichmentDataSetList, error) {
+	res, err := c.sendListEnrichmentDataSets(ctx)
+	return res, err
+}
+
+func (c *Client) sendListEnrichmentDataSets(ctx context.Context) (res *EnrichmentDataSetList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEnrichmentDataSetsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEnrichmentDataSetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListEnrichments invokes ListEnrichments operation.
+//
+// Every enrichment of the team (geo-IP, suspicious-IP, AWS resource and custom), in the order of their
+// ids.
+//
+// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+func (c *Client) ListEnrichments(ctx context.Context) (*EnrichmentList, error) {
+	res, err := c.sendListEnrichments(ctx)
+	return res, err
+}
+
+func (c *Client) sendListEnrichments(ctx context.Context) (res *EnrichmentList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEnrichmentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEnrichmentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntitySubTypes invokes ListEntitySubTypes operation.
 //
 // Mgmtapi keeps no registry of entity sub-types: an override's
@@ -25782,6 +26565,172 @@ func (c *Client) sendListViews(ctx context.Context) (res *ViewList, err error) {
 	return result, nil
 }
 
+// OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
+//
+// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
+// is removed and the ones sent are stored under new ids. Every entry is checked as AddEnrichments
+// checks it (the limit included); one bad entry changes nothing. An empty list removes every
+// enrichment. Answers the new set.
+//
+// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/all
+func (c *Client) OverwriteAllEnrichments(ctx context.Context, request OptOverwriteAllEnrichmentsRequest) (*EnrichmentList, error) {
+	res, err := c.sendOverwriteAllEnrichments(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendOverwriteAllEnrichments(ctx context.Context, request OptOverwriteAllEnrichmentsRequest) (res *EnrichmentList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/all"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOverwriteAllEnrichmentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OverwriteAllEnrichmentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOverwriteAllEnrichmentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// OverwriteEnrichments invokes OverwriteEnrichments operation.
+//
+// Replaces, in one step, every enrichment of each type that `requestEnrichments` holds (a custom
+// enrichment's type is its data set: the enrichments of other data sets stay) with the ones sent;
+// enrichments of the other types are kept. The older form, one `enrichmentType` with its
+// `enrichmentFields`, replaces the enrichments of that type (an empty list removes them all). The two
+// forms cannot be mixed. Every entry is checked as AddEnrichments checks it; one bad entry, or a
+// result past the team's limit (429), changes nothing. Answers the enrichments of the replaced types.
+//
+// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+func (c *Client) OverwriteEnrichments(ctx context.Context, request OptOverwriteEnrichmentsRequest) (*EnrichmentList, error) {
+	res, err := c.sendOverwriteEnrichments(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendOverwriteEnrichments(ctx context.Context, request OptOverwriteEnrichmentsRequest) (res *EnrichmentList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOverwriteEnrichmentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OverwriteEnrichmentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOverwriteEnrichmentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // OverwriteLogPolicies invokes OverwriteLogPolicies operation.
 //
 // As the span-policy overwrite, for log policies.
@@ -26216,6 +27165,109 @@ func (c *Client) sendQueryDataUsage(ctx context.Context, request *UsageQuery) (r
 	}()
 
 	result, err := decodeQueryDataUsageResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// RemoveEnrichments invokes RemoveEnrichments operation.
+//
+// Removes the enrichments `enrichment_ids` (repeat the parameter), all or none: an id the team does
+// not have is a 404 naming it and removes nothing. Answers the enrichments that remain.
+//
+// DELETE /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+func (c *Client) RemoveEnrichments(ctx context.Context, params RemoveEnrichmentsParams) (*EnrichmentsRemaining, error) {
+	res, err := c.sendRemoveEnrichments(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendRemoveEnrichments(ctx context.Context, params RemoveEnrichmentsParams) (res *EnrichmentsRemaining, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "enrichment_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "enrichment_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.EnrichmentIds {
+					if err := func() error {
+						return e.EncodeValue(conv.Int64ToString(item))
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, RemoveEnrichmentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeRemoveEnrichmentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -27943,6 +28995,128 @@ func (c *Client) sendSaveIntegration(ctx context.Context, request *SaveIntegrati
 	}()
 
 	result, err := decodeSaveIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SearchEnrichmentDataSetContents invokes SearchEnrichmentDataSetContents operation.
+//
+// Answers, per data set, its definition and its contents as CSV text (the header row, then the rows,
+// quoted where needed). `search_clauses` picks the data sets, by `id` or by `name`
+// (`search_clauses[0][id]=3&search_clauses[1][name]=offices`, or, for one clause,
+// `search_clauses[id]=3` or `search_clauses.name=offices`); without it, every data set of the team. A
+// clause naming no data set of the team is a 404. `filters` keeps only the rows that match: each of
+// `pathAndValues` names a column (`path`) and either `multipleValues` (the cell equals one of
+// `values`, or matches one of them as a regular expression when `matcher` is FILTER_MATCHER_REGEXP) or
+// nested `filters`; `operator` joins them (AND by default, or FILTER_OPERATOR_OR). `page_size` rows at
+// most are answered, over the chosen data sets in order; the answer's `nextPageToken`, given back as
+// `page_token`, reads on.
+//
+// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/all/contents
+func (c *Client) SearchEnrichmentDataSetContents(ctx context.Context, params SearchEnrichmentDataSetContentsParams) (*EnrichmentDataSetContents, error) {
+	res, err := c.sendSearchEnrichmentDataSetContents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendSearchEnrichmentDataSetContents(ctx context.Context, params SearchEnrichmentDataSetContentsParams) (res *EnrichmentDataSetContents, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/all/contents"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_token" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageToken.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SearchEnrichmentDataSetContentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSearchEnrichmentDataSetContentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -31532,6 +32706,88 @@ func (c *Client) sendUpdateDataUsageExportStatusV2(ctx context.Context, request 
 	}()
 
 	result, err := decodeUpdateDataUsageExportStatusV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateEnrichmentDataSet invokes UpdateEnrichmentDataSet operation.
+//
+// Replaces the name, description and whole contents of the data set `customEnrichmentId` in one step
+// (the file is checked as a create checks it; a bad file changes nothing) and adds one to its version.
+// While enrichments name the data set, the new header must keep the columns they select (409
+// otherwise).
+//
+// PUT /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+func (c *Client) UpdateEnrichmentDataSet(ctx context.Context, request *UpdateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error) {
+	res, err := c.sendUpdateEnrichmentDataSet(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateEnrichmentDataSet(ctx context.Context, request *UpdateEnrichmentDataSetRequest) (res *EnrichmentDataSetChanged, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateEnrichmentDataSetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateEnrichmentDataSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateEnrichmentDataSetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -25,6 +25,20 @@ func encodeAcknowledgeIncidentsRequest(
 	return nil
 }
 
+func encodeAddEnrichmentsRequest(
+	req *AddEnrichmentsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeAdminCreateTeamRequest(
 	req *AdminTeamInput,
 	r *http.Request,
@@ -525,6 +539,20 @@ func encodeCreateE2MRequest(
 	return nil
 }
 
+func encodeCreateEnrichmentDataSetRequest(
+	req *CreateEnrichmentDataSetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateGlobalRouterRequest(
 	req *GlobalRouterRequest,
 	r *http.Request,
@@ -955,6 +983,46 @@ func encodeListNotificationDeliveriesRequest(
 	e := new(jx.Encoder)
 	{
 		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeOverwriteAllEnrichmentsRequest(
+	req OptOverwriteAllEnrichmentsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeOverwriteEnrichmentsRequest(
+	req OptOverwriteEnrichmentsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
@@ -1723,6 +1791,20 @@ func encodeUpdateCustomRoleRequest(
 
 func encodeUpdateDataUsageExportStatusV2Request(
 	req *UsageV2ExportStatus,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateEnrichmentDataSetRequest(
+	req *UpdateEnrichmentDataSetRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -33,6 +33,21 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
 	ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error)
+	// AddEnrichments implements AddEnrichments operation.
+	//
+	// Stores each of `requestEnrichments` as a new enrichment with a server-assigned numeric `id`, all or
+	// none, and answers the new ones. Each names the log field (`fieldName`) and exactly one type in
+	// `enrichmentType`: `geoIp` (optionally `withAsn`), `suspiciousIp`, `aws` with its `resourceType`, or
+	// `customEnrichment` with the `id` of one of the team's custom enrichment data sets. `selectedColumns`
+	// (custom only) must be columns of that data set's header row. A field is enriched once per type (and
+	// per data set): a second enrichment of the same field, type and data set is a 409. The team holds at
+	// most its limit of enrichments (GetEnrichmentLimit); an addition past it is a 429 and stores nothing.
+	// Besides this operation's permission, an enrichment of a type other than geo-IP needs its type's
+	// configuration permission (`security-enrichment:UpdateConfig`,
+	// `cloud-metadata-enrichment:UpdateConfig`, `team-custom-enrichment:UpdateConfig`).
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	AddEnrichments(ctx context.Context, req *AddEnrichmentsRequest) (*EnrichmentList, error)
 	// AdminCreateTeam implements AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
@@ -521,6 +536,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, req *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateEnrichmentDataSet implements CreateEnrichmentDataSet operation.
+	//
+	// Stores a CSV table under a server-assigned numeric id, at version 1. `name` (letters, digits and
+	// underscores) is unique in the team. `file` holds the CSV as `textual` or as `binary` (base64),
+	// exactly one, UTF-8, read as RFC 4180: a header row of distinct, non-empty column names, then rows of
+	// the same number of fields; fields may be quoted, and a quoted field may hold commas, quotes
+	// (doubled) and line breaks. At most 20971520 bytes, 150000 rows and 100 columns; an error names the
+	// line. `extension`, when given, is `csv`. A team holds at most 30 data sets (429).
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	CreateEnrichmentDataSet(ctx context.Context, req *CreateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error)
 	// CreateGlobalRouter implements CreateGlobalRouter operation.
 	//
 	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
@@ -795,6 +821,13 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteEnrichmentDataSet implements DeleteEnrichmentDataSet operation.
+	//
+	// Deletes the data set and its rows. A data set that enrichments name is not deleted: 409 naming them
+	// (remove them first).
+	//
+	// DELETE /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+	DeleteEnrichmentDataSet(ctx context.Context, params DeleteEnrichmentDataSetParams) (*EnrichmentDataSetDeleted, error)
 	// DeleteGlobalRouter implements DeleteGlobalRouter operation.
 	//
 	// An unknown id is a 404. A router that alert definitions' notification groups name is deleted too:
@@ -1274,6 +1307,25 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/limits/v2
 	GetE2MLimits(ctx context.Context) (*E2MLimits, error)
+	// GetEnrichmentDataSet implements GetEnrichmentDataSet operation.
+	//
+	// The data set's definition (name, description, file name and size, version), without contents.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/{id}
+	GetEnrichmentDataSet(ctx context.Context, params GetEnrichmentDataSetParams) (*EnrichmentDataSetEnvelope, error)
+	// GetEnrichmentLimit implements GetEnrichmentLimit operation.
+	//
+	// The most enrichments the team may hold, and how many it holds.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/limit
+	GetEnrichmentLimit(ctx context.Context) (*EnrichmentLimit, error)
+	// GetEnrichmentSettings implements GetEnrichmentSettings operation.
+	//
+	// The bounds that apply to the team: the enrichment limit and how many it uses, and the most rows and
+	// bytes of one custom enrichment data set.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/settings
+	GetEnrichmentSettings(ctx context.Context) (*EnrichmentSettingsEnvelope, error)
 	// GetExtension implements GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -1806,6 +1858,19 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
 	ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error)
+	// ListEnrichmentDataSets implements ListEnrichmentDataSets operation.
+	//
+	// Every custom enrichment data set of the team, in the order of their ids, without contents.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	ListEnrichmentDataSets(ctx context.Context) (*EnrichmentDataSetList, error)
+	// ListEnrichments implements ListEnrichments operation.
+	//
+	// Every enrichment of the team (geo-IP, suspicious-IP, AWS resource and custom), in the order of their
+	// ids.
+	//
+	// GET /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	ListEnrichments(ctx context.Context) (*EnrichmentList, error)
 	// ListEntitySubTypes implements ListEntitySubTypes operation.
 	//
 	// Mgmtapi keeps no registry of entity sub-types: an override's
@@ -2076,6 +2141,26 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context) (*ViewList, error)
+	// OverwriteAllEnrichments implements OverwriteAllEnrichments operation.
+	//
+	// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
+	// is removed and the ones sent are stored under new ids. Every entry is checked as AddEnrichments
+	// checks it (the limit included); one bad entry changes nothing. An empty list removes every
+	// enrichment. Answers the new set.
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1/all
+	OverwriteAllEnrichments(ctx context.Context, req OptOverwriteAllEnrichmentsRequest) (*EnrichmentList, error)
+	// OverwriteEnrichments implements OverwriteEnrichments operation.
+	//
+	// Replaces, in one step, every enrichment of each type that `requestEnrichments` holds (a custom
+	// enrichment's type is its data set: the enrichments of other data sets stay) with the ones sent;
+	// enrichments of the other types are kept. The older form, one `enrichmentType` with its
+	// `enrichmentFields`, replaces the enrichments of that type (an empty list removes them all). The two
+	// forms cannot be mixed. Every entry is checked as AddEnrichments checks it; one bad entry, or a
+	// result past the team's limit (429), changes nothing. Answers the enrichments of the replaced types.
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	OverwriteEnrichments(ctx context.Context, req OptOverwriteEnrichmentsRequest) (*EnrichmentList, error)
 	// OverwriteLogPolicies implements OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -2117,6 +2202,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
 	QueryDataUsage(ctx context.Context, req *UsageQuery) (*UsageQueryResponse, error)
+	// RemoveEnrichments implements RemoveEnrichments operation.
+	//
+	// Removes the enrichments `enrichment_ids` (repeat the parameter), all or none: an id the team does
+	// not have is a 404 naming it and removes nothing. Answers the enrichments that remain.
+	//
+	// DELETE /mgmt/openapi/5/enrichment-rules/enrichment-rules/v1
+	RemoveEnrichments(ctx context.Context, params RemoveEnrichmentsParams) (*EnrichmentsRemaining, error)
 	// ReorderPolicies implements ReorderPolicies operation.
 	//
 	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -2270,6 +2362,21 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/integrations/metadata/v1
 	SaveIntegration(ctx context.Context, req *SaveIntegrationRequest) (*IntegrationSaved, error)
+	// SearchEnrichmentDataSetContents implements SearchEnrichmentDataSetContents operation.
+	//
+	// Answers, per data set, its definition and its contents as CSV text (the header row, then the rows,
+	// quoted where needed). `search_clauses` picks the data sets, by `id` or by `name`
+	// (`search_clauses[0][id]=3&search_clauses[1][name]=offices`, or, for one clause,
+	// `search_clauses[id]=3` or `search_clauses.name=offices`); without it, every data set of the team. A
+	// clause naming no data set of the team is a 404. `filters` keeps only the rows that match: each of
+	// `pathAndValues` names a column (`path`) and either `multipleValues` (the cell equals one of
+	// `values`, or matches one of them as a regular expression when `matcher` is FILTER_MATCHER_REGEXP) or
+	// nested `filters`; `operator` joins them (AND by default, or FILTER_OPERATOR_OR). `page_size` rows at
+	// most are answered, over the chosen data sets in order; the answer's `nextPageToken`, given back as
+	// `page_token`, reads on.
+	//
+	// POST /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1/all/contents
+	SearchEnrichmentDataSetContents(ctx context.Context, params SearchEnrichmentDataSetContentsParams) (*EnrichmentDataSetContents, error)
 	// SearchTeamMembers implements SearchTeamMembers operation.
 	//
 	// The team's members by account id, those whose username contains `username` (in any case) and have
@@ -2607,6 +2714,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateEnrichmentDataSet implements UpdateEnrichmentDataSet operation.
+	//
+	// Replaces the name, description and whole contents of the data set `customEnrichmentId` in one step
+	// (the file is checked as a create checks it; a bad file changes nothing) and adds one to its version.
+	// While enrichments name the data set, the new header must keep the columns they select (409
+	// otherwise).
+	//
+	// PUT /mgmt/openapi/5/enrichment-rules/custom-enrichment-rules/v1
+	UpdateEnrichmentDataSet(ctx context.Context, req *UpdateEnrichmentDataSetRequest) (*EnrichmentDataSetChanged, error)
 	// UpdateExtensionDeployment implements UpdateExtensionDeployment operation.
 	//
 	// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with

@@ -70,6 +70,7 @@ var AreaOrder = []string{
 	"scopes", "groups",
 	"aiApplications", "aiModelPricing", "aiEvaluations", "aiCustomEvaluations",
 	"ipAccess",
+	"enrichmentDataSets", "enrichments",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

@@ -216,6 +216,7 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	// The tests' requests come from 127.0.0.1, which the ranges keep in.
 	mustCreate(t, env, key, http.MethodPost, ipAccessSettings, `{"enablePlatformCustomerSupportAccess":"PLATFORM_CUSTOMER_SUPPORT_ACCESS_ENABLED",`+
 		`"ipAccess":[{"name":"office","ipRange":"203.0.113.0/24","enabled":true},{"ipRange":"127.0.0.0/8","enabled":true},{"name":"old","ipRange":"2001:db8::/32"}]}`)
+	fillEnrichments(t, env, key)
 }
 
 // latencyAlert is a metric threshold alert definition's properties, with a number the server
@@ -259,6 +260,8 @@ var filled = map[string]int{
 	"alertDefinitions create":           3,
 	"alertSchedulerRules create":        2,
 	"ipAccess update":                   1, // every team has settings (no range)
+	"enrichmentDataSets create":         1,
+	"enrichments create":                2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -368,7 +371,8 @@ func TestPrune(t *testing.T) {
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
-			"extensionDeployments", "slos", "events2metrics", "alertDefinitions", "alertSchedulerRules"} {
+			"extensionDeployments", "slos", "events2metrics", "alertDefinitions", "alertSchedulerRules",
+			"enrichmentDataSets", "enrichments"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())

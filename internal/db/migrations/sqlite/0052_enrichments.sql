@@ -1,0 +1,26 @@
+-- Each team's enrichments (issue 35): a log field enriched with geo-IP, suspicious-IP, AWS
+-- resource or custom data set data. id is the enrichment's number within its team; kind is
+-- geoIp, suspiciousIp, aws or customEnrichment; data_set_id names the custom enrichment's data
+-- set (0 for the other kinds), so that a data set in use is found and cannot be deleted. The
+-- document is the enrichment as answered (Enrichment).
+CREATE TABLE enrichments (
+    team_id     INTEGER NOT NULL REFERENCES teams (id),
+    id          INTEGER NOT NULL,
+    kind        TEXT    NOT NULL,
+    data_set_id INTEGER NOT NULL,
+    field_name  TEXT    NOT NULL,
+    document    TEXT    NOT NULL,
+    created_at  INTEGER NOT NULL,
+    PRIMARY KEY (team_id, id)
+);
+
+CREATE INDEX enrichments_by_data_set ON enrichments (team_id, data_set_id);
+
+-- The last id given to each team's enrichments (kind 'enrichment') and data sets (kind
+-- 'dataSet'), so that an id is never given twice in a team, even after its holder is deleted.
+CREATE TABLE enrichment_ids (
+    team_id INTEGER NOT NULL REFERENCES teams (id),
+    kind    TEXT    NOT NULL,
+    last_id INTEGER NOT NULL,
+    PRIMARY KEY (team_id, kind)
+);

@@ -153,6 +153,11 @@ type CreateSloParams struct {
 	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
 }
 
+// DeleteActionParams is parameters of DeleteAction operation.
+type DeleteActionParams struct {
+	ID string
+}
+
 // DeleteAlertDefParams is parameters of DeleteAlertDef operation.
 type DeleteAlertDefParams struct {
 	ID string
@@ -296,6 +301,11 @@ type DeployExtensionParams struct {
 type DownloadAlertDefsParams struct {
 	// The ids to download (repeat the parameter), at most 1000.
 	Ids []string `json:",omitempty"`
+}
+
+// GetActionParams is parameters of GetAction operation.
+type GetActionParams struct {
+	ID string
 }
 
 // GetAlertDefParams is parameters of GetAlertDef operation.

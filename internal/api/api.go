@@ -10,10 +10,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/actions"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
@@ -59,6 +61,8 @@ type Options struct {
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
 	Delivery delivery.Options
+	// S3 is where the archive operations check buckets (--s3-endpoint and the AWS credentials).
+	S3 archive.S3
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -91,6 +95,8 @@ type handler struct {
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
+	*actions.ActionHandler
+	*archive.ArchiveHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -195,6 +201,8 @@ func New(opts Options) (*API, error) {
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
+	h.ActionHandler = actions.NewHandler(opts.DB)
+	h.ArchiveHandler = archive.NewHandler(opts.DB, opts.S3)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

@@ -147,6 +147,20 @@ func encodeAtomicBatchExecuteE2MRequest(
 	return nil
 }
 
+func encodeBatchActionsRequest(
+	req *ActionBatchRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeBatchExecuteSlosRequest(
 	req *BatchExecuteSloRequest,
 	r *http.Request,
@@ -303,6 +317,34 @@ func encodeCheckDashboardRequest(
 
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeConfigureMetricsArchiveRequest(
+	req *MetricsArchiveConfigureInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateActionRequest(
+	req *ActionInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -835,6 +877,20 @@ func encodeListNotificationDeliveriesRequest(
 	return nil
 }
 
+func encodeOrderActionsRequest(
+	req *ActionOrderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeOverwriteLogPoliciesRequest(
 	req *LogPoliciesInput,
 	r *http.Request,
@@ -893,6 +949,20 @@ func encodeQueryDataUsageRequest(
 
 func encodeReorderPoliciesRequest(
 	req *PolicyOrderInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceActionRequest(
+	req *ActionReplaceRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1123,6 +1193,20 @@ func encodeResolveIncidentsRequest(
 
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetLogsArchiveTargetRequest(
+	req *LogsArchiveTargetInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1421,6 +1505,20 @@ func encodeUpdateDataUsageExportStatusV2Request(
 	return nil
 }
 
+func encodeUpdateMetricsArchiveRequest(
+	req *MetricsArchiveUpdateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateOutgoingWebhookRequest(
 	req *UpdateOutgoingWebhookRequest,
 	r *http.Request,
@@ -1479,6 +1577,20 @@ func encodeUpdateRecordingRuleSetRequest(
 
 func encodeUpdateRetentionTagsRequest(
 	req *RetentionTagUpdate,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeValidateMetricsArchiveBucketRequest(
+	req *MetricsArchiveValidateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -208,6 +208,19 @@ func encodeAtomicBatchExecuteE2MResponse(response *E2MBatchResponse, w http.Resp
 	return nil
 }
 
+func encodeBatchActionsResponse(response *ActionBatchResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBatchExecuteSlosResponse(response *BatchExecuteSloResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -533,6 +546,19 @@ func encodeCloseIncidentsResponse(response *IncidentsResponse, w http.ResponseWr
 	return nil
 }
 
+func encodeConfigureMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCountAlertDefFilterOptionsResponse(response *AlertDefFilterCounts, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -560,6 +586,19 @@ func encodeCountAlertFeedEventsResponse(response *AlertFeedEventCount, w http.Re
 }
 
 func encodeCountIncidentEventsResponse(response *IncidentEventsCountResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeCreateActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -858,6 +897,19 @@ func encodeCreateViewFolderResponse(response *ViewFolder, w http.ResponseWriter)
 	return nil
 }
 
+func encodeDeleteActionResponse(response *ActionDeleted, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeDeleteAlertDefResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1137,7 +1189,33 @@ func encodeDeployExtensionResponse(response *ExtensionDeploymentResponse, w http
 	return nil
 }
 
+func encodeDisableMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeDownloadAlertDefsResponse(response *AlertDefDownload, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeEnableMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1184,6 +1262,19 @@ func encodeExportTeamConfigurationResponse(response ExportTeamConfigurationRes, 
 }
 
 func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1836,6 +1927,19 @@ func encodeGetIncidentFilterValuesResponse(response *IncidentFilterValuesRespons
 	return nil
 }
 
+func encodeGetLogsArchiveTargetResponse(response *LogsArchiveTargetEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -1871,6 +1975,19 @@ func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.Resp
 
 	e := new(jx.Encoder)
 	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetMetricsArchiveResponse(response *MetricsArchiveEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}
@@ -2208,6 +2325,19 @@ func encodeGetViewFolderResponse(response *ViewFolder, w http.ResponseWriter) er
 }
 
 func encodeIngestAlertmanagerResponse(response *IngestResult, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListActionsResponse(response *ActionList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2753,6 +2883,19 @@ func encodeListViewsResponse(response *ViewList, w http.ResponseWriter) error {
 	return nil
 }
 
+func encodeOrderActionsResponse(response *ActionsOrdered, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeOverwriteLogPoliciesResponse(response *OverwritePoliciesResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -2819,6 +2962,19 @@ func encodeQueryDataUsageResponse(response *UsageQueryResponse, w http.ResponseW
 }
 
 func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3053,6 +3209,19 @@ func encodeSetCasePriorityOverrideResponse(response *CaseResponse, w http.Respon
 }
 
 func encodeSetCustomPresetAsDefaultResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeSetLogsArchiveTargetResponse(response *LogsArchiveTargetEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3407,6 +3576,19 @@ func encodeUpdateExtensionDeploymentResponse(response *ExtensionDeploymentRespon
 	return nil
 }
 
+func encodeUpdateMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeUpdateOutgoingWebhookResponse(response *OutgoingWebhookUpdated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -3473,6 +3655,19 @@ func encodeUpdateRetentionTagsResponse(response *RetentionTagList, w http.Respon
 }
 
 func encodeValidateEntityLabelMatcherResponse(response *EntityLabelMatcherCheck, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeValidateMetricsArchiveBucketResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -126,6 +126,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
 	AtomicBatchExecuteE2M(ctx context.Context, req *E2MBatchRequest) (*E2MBatchResponse, error)
+	// BatchActions implements BatchActions operation.
+	//
+	// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+	// single operations are, in one transaction: when one fails nothing is changed, and the error names
+	// the request by its index. Answers one response per request, in the same order.
+	//
+	// POST /mgmt/openapi/5/actions/batch/v2
+	BatchActions(ctx context.Context, req *ActionBatchRequest) (*ActionBatchResponse, error)
 	// BatchExecuteSlos implements BatchExecuteSlos operation.
 	//
 	// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -316,6 +324,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ConfigureMetricsArchive implements ConfigureMetricsArchive operation.
+	//
+	// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+	// retention, enabled. 409 when the team already has one (use the update).
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1
+	ConfigureMetricsArchive(ctx context.Context, req *MetricsArchiveConfigureInput) error
 	// CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -338,6 +353,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAction implements CreateAction operation.
+	//
+	// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+	// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+	// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+	// metadata); anything else between double braces is refused, naming the placeholder.
+	//
+	// POST /mgmt/openapi/5/actions/actions/v2
+	CreateAction(ctx context.Context, req *ActionInput) (*ActionEnvelope, error)
 	// CreateAlertDef implements CreateAlertDef operation.
 	//
 	// Stores a new definition under a server-assigned id and a first version id. The properties hold
@@ -580,6 +604,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAction implements DeleteAction operation.
+	//
+	// Deletes the action `id`; the others keep their order.
+	//
+	// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+	DeleteAction(ctx context.Context, params DeleteActionParams) error
 	// DeleteAlertDef implements DeleteAlertDef operation.
 	//
 	// Deletes the definition. Its versions stay readable by version id. A definition that a flow
@@ -742,6 +772,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// DisableMetricsArchive implements DisableMetricsArchive operation.
+	//
+	// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+	DisableMetricsArchive(ctx context.Context) error
 	// DownloadAlertDefs implements DownloadAlertDefs operation.
 	//
 	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -750,6 +786,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error)
+	// EnableMetricsArchive implements EnableMetricsArchive operation.
+	//
+	// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+	// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+	// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+	EnableMetricsArchive(ctx context.Context) error
 	// ExportTeamConfiguration implements ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -782,6 +826,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (*PolicyForecast, error)
+	// GetAction implements GetAction operation.
+	//
+	// The action `id` of the team.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2/{id}
+	GetAction(ctx context.Context, params GetActionParams) (*ActionEnvelope, error)
 	// GetActiveCaseSettings implements GetActiveCaseSettings operation.
 	//
 	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
@@ -1103,6 +1153,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/filter-values/v1
 	GetIncidentFilterValues(ctx context.Context, req OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error)
+	// GetLogsArchiveTarget implements GetLogsArchiveTarget operation.
+	//
+	// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+	//
+	// GET /mgmt/openapi/5/logs/data-setup/v2
+	GetLogsArchiveTarget(ctx context.Context) (*LogsArchiveTargetEnvelope, error)
 	// GetLogsCountV2 implements GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1114,6 +1170,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetMetricsArchive implements GetMetricsArchive operation.
+	//
+	// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+	// configured.
+	//
+	// GET /mgmt/openapi/5/metrics/data-setup/v1
+	GetMetricsArchive(ctx context.Context) (*MetricsArchiveEnvelope, error)
 	// GetOutgoingWebhook implements GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1283,6 +1346,13 @@ type Handler interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
+	// ListActions implements ListActions operation.
+	//
+	// Every action of the team: the shared ones first, then the private ones, each group in its display
+	// order (see OrderActions), ties by creation.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2
+	ListActions(ctx context.Context) (*ActionList, error)
 	// ListAlertDefinitionEvents implements ListAlertDefinitionEvents operation.
 	//
 	// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
@@ -1664,6 +1734,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context) (*ViewList, error)
+	// OrderActions implements OrderActions operation.
+	//
+	// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+	// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+	// positions of one group must be distinct; the actions left out keep their relative order after the
+	// named ones.
+	//
+	// POST /mgmt/openapi/5/actions/order/v2
+	OrderActions(ctx context.Context, req *ActionOrderRequest) error
 	// OverwriteLogPolicies implements OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -1712,6 +1791,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceAction implements ReplaceAction operation.
+	//
+	// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+	// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+	//
+	// PUT /mgmt/openapi/5/actions/actions/v2
+	ReplaceAction(ctx context.Context, req *ActionReplaceRequest) (*ActionEnvelope, error)
 	// ReplaceAlertDef implements ReplaceAlertDef operation.
 	//
 	// Replaces the properties of definition `id`, checked as a create checks them, under a new
@@ -1847,6 +1933,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetLogsArchiveTarget implements SetLogsArchiveTarget operation.
+	//
+	// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+	// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+	// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+	// again; otherwise nothing is stored and the answer (400) says what failed.
+	//
+	// POST /mgmt/openapi/5/logs/data-setup/v2
+	SetLogsArchiveTarget(ctx context.Context, req *LogsArchiveTargetInput) (*LogsArchiveTargetEnvelope, error)
 	// SetPresetAsDefault implements SetPresetAsDefault operation.
 	//
 	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
@@ -2067,6 +2162,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
+	// UpdateMetricsArchive implements UpdateMetricsArchive operation.
+	//
+	// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+	// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+	// 404 before it is configured.
+	//
+	// PUT /mgmt/openapi/5/metrics/data-setup/v1
+	UpdateMetricsArchive(ctx context.Context, req *MetricsArchiveUpdateInput) error
 	// UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -2114,6 +2217,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
+	// ValidateMetricsArchiveBucket implements ValidateMetricsArchiveBucket operation.
+	//
+	// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+	// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+	// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+	ValidateMetricsArchiveBucket(ctx context.Context, req *MetricsArchiveValidateInput) error
 	// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same

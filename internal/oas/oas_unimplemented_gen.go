@@ -176,6 +176,17 @@ func (UnimplementedHandler) AtomicBatchExecuteE2M(ctx context.Context, req *E2MB
 	return r, ht.ErrNotImplemented
 }
 
+// BatchActions implements BatchActions operation.
+//
+// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+// single operations are, in one transaction: when one fails nothing is changed, and the error names
+// the request by its index. Answers one response per request, in the same order.
+//
+// POST /mgmt/openapi/5/actions/batch/v2
+func (UnimplementedHandler) BatchActions(ctx context.Context, req *ActionBatchRequest) (r *ActionBatchResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchExecuteSlos implements BatchExecuteSlos operation.
 //
 // Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -441,6 +452,16 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 	return r, ht.ErrNotImplemented
 }
 
+// ConfigureMetricsArchive implements ConfigureMetricsArchive operation.
+//
+// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+// retention, enabled. 409 when the team already has one (use the update).
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) ConfigureMetricsArchive(ctx context.Context, req *MetricsArchiveConfigureInput) error {
+	return ht.ErrNotImplemented
+}
+
 // CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
@@ -469,6 +490,18 @@ func (UnimplementedHandler) CountAlertFeedEvents(ctx context.Context) (r *AlertF
 //
 // GET /mgmt/openapi/5/incidents/events/v1/all/count
 func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *IncidentEventsCountResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAction implements CreateAction operation.
+//
+// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+// metadata); anything else between double braces is refused, naming the placeholder.
+//
+// POST /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) CreateAction(ctx context.Context, req *ActionInput) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -780,6 +813,15 @@ func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolde
 	return r, ht.ErrNotImplemented
 }
 
+// DeleteAction implements DeleteAction operation.
+//
+// Deletes the action `id`; the others keep their order.
+//
+// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+func (UnimplementedHandler) DeleteAction(ctx context.Context, params DeleteActionParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteAlertDef implements DeleteAlertDef operation.
 //
 // Deletes the definition. Its versions stay readable by version id. A definition that a flow
@@ -1008,6 +1050,15 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 	return r, ht.ErrNotImplemented
 }
 
+// DisableMetricsArchive implements DisableMetricsArchive operation.
+//
+// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+func (UnimplementedHandler) DisableMetricsArchive(ctx context.Context) error {
+	return ht.ErrNotImplemented
+}
+
 // DownloadAlertDefs implements DownloadAlertDefs operation.
 //
 // The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -1017,6 +1068,17 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 func (UnimplementedHandler) DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (r *AlertDefDownload, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// EnableMetricsArchive implements EnableMetricsArchive operation.
+//
+// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+func (UnimplementedHandler) EnableMetricsArchive(ctx context.Context) error {
+	return ht.ErrNotImplemented
 }
 
 // ExportTeamConfiguration implements ExportTeamConfiguration operation.
@@ -1054,6 +1116,15 @@ func (UnimplementedHandler) ExportTeamConfiguration(ctx context.Context) (r Expo
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (r *PolicyForecast, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAction implements GetAction operation.
+//
+// The action `id` of the team.
+//
+// GET /mgmt/openapi/5/actions/actions/v2/{id}
+func (UnimplementedHandler) GetAction(ctx context.Context, params GetActionParams) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1495,6 +1566,15 @@ func (UnimplementedHandler) GetIncidentFilterValues(ctx context.Context, req Opt
 	return r, ht.ErrNotImplemented
 }
 
+// GetLogsArchiveTarget implements GetLogsArchiveTarget operation.
+//
+// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+//
+// GET /mgmt/openapi/5/logs/data-setup/v2
+func (UnimplementedHandler) GetLogsArchiveTarget(ctx context.Context) (r *LogsArchiveTargetEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetLogsCountV2 implements GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1506,6 +1586,16 @@ func (UnimplementedHandler) GetIncidentFilterValues(ctx context.Context, req Opt
 //
 // GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (r *UsageV2LogsCountHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetMetricsArchive implements GetMetricsArchive operation.
+//
+// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+// configured.
+//
+// GET /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) GetMetricsArchive(ctx context.Context) (r *MetricsArchiveEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1735,6 +1825,16 @@ func (UnimplementedHandler) GetViewFolder(ctx context.Context, params GetViewFol
 //
 // POST /ingest/alertmanager/v1
 func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (r *IngestResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListActions implements ListActions operation.
+//
+// Every action of the team: the shared ones first, then the private ones, each group in its display
+// order (see OrderActions), ties by creation.
+//
+// GET /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) ListActions(ctx context.Context) (r *ActionList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2242,6 +2342,18 @@ func (UnimplementedHandler) ListViews(ctx context.Context) (r *ViewList, _ error
 	return r, ht.ErrNotImplemented
 }
 
+// OrderActions implements OrderActions operation.
+//
+// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+// positions of one group must be distinct; the actions left out keep their relative order after the
+// named ones.
+//
+// POST /mgmt/openapi/5/actions/order/v2
+func (UnimplementedHandler) OrderActions(ctx context.Context, req *ActionOrderRequest) error {
+	return ht.ErrNotImplemented
+}
+
 // OverwriteLogPolicies implements OverwriteLogPolicies operation.
 //
 // As the span-policy overwrite, for log policies.
@@ -2305,6 +2417,16 @@ func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery)
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceAction implements ReplaceAction operation.
+//
+// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+//
+// PUT /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) ReplaceAction(ctx context.Context, req *ActionReplaceRequest) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2495,6 +2617,18 @@ func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *Ca
 // POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 func (UnimplementedHandler) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
 	return ht.ErrNotImplemented
+}
+
+// SetLogsArchiveTarget implements SetLogsArchiveTarget operation.
+//
+// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+// again; otherwise nothing is stored and the answer (400) says what failed.
+//
+// POST /mgmt/openapi/5/logs/data-setup/v2
+func (UnimplementedHandler) SetLogsArchiveTarget(ctx context.Context, req *LogsArchiveTargetInput) (r *LogsArchiveTargetEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // SetPresetAsDefault implements SetPresetAsDefault operation.
@@ -2792,6 +2926,17 @@ func (UnimplementedHandler) UpdateExtensionDeployment(ctx context.Context, param
 	return r, ht.ErrNotImplemented
 }
 
+// UpdateMetricsArchive implements UpdateMetricsArchive operation.
+//
+// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+// 404 before it is configured.
+//
+// PUT /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) UpdateMetricsArchive(ctx context.Context, req *MetricsArchiveUpdateInput) error {
+	return ht.ErrNotImplemented
+}
+
 // UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
 //
 // Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -2855,6 +3000,17 @@ func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *Retent
 // POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 func (UnimplementedHandler) ValidateEntityLabelMatcher(ctx context.Context) (r *EntityLabelMatcherCheck, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// ValidateMetricsArchiveBucket implements ValidateMetricsArchiveBucket operation.
+//
+// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+func (UnimplementedHandler) ValidateMetricsArchiveBucket(ctx context.Context, req *MetricsArchiveValidateInput) error {
+	return ht.ErrNotImplemented
 }
 
 // ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.

@@ -11,11 +11,12 @@ import (
 // when the directory has none of that name and the sibling has it, so their answers are checked
 // too. Dashboard folders are issue 24 §6; case notification deliveries, case settings,
 // connectors, the connector schema, global routers and notification testing are issue 25; alert
-// definitions, alert scheduler rules and the alert event feed (events, alert events) are issue 26.
+// definitions, alert scheduler rules and the alert event feed (events, alert events) are issue 26; actions, the logs archive target and the metrics archive are issue 35.
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
 	"notifications_testing_service.json", "alert_definitions_service.json", "alert_scheduler_rule_service.json",
-	"events_service.json", "alert_events_service.json", "outgoing_webhooks_service.json"}
+	"events_service.json", "alert_events_service.json", "outgoing_webhooks_service.json",
+	"actions_service.json", "target_service.json", "metrics_data_archive_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

@@ -99,7 +99,7 @@ func (c S3) Check(ctx context.Context, field, bucket, region, prefix string) err
 // service's error code, or why the endpoint could not be reached.
 func describe(err error, notFound string) string {
 	var status interface{ HTTPStatusCode() int }
-	if errors.As(err, &status) {
+	if errors.As(err, &status) && status.HTTPStatusCode() != 0 {
 		code := ""
 		var api smithy.APIError
 		if errors.As(err, &api) && api.ErrorCode() != "" && api.ErrorCode() != "NotFound" && api.ErrorCode() != "Forbidden" {

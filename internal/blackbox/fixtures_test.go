@@ -132,6 +132,9 @@ func init() {
 		{param: "type", prefix: "/integrations/webhook-types/v1/", shared: true, create: func(f *fixtureRun) string {
 			return "SLACK"
 		}},
+		{param: "id", prefix: "/actions/actions/v2/", create: func(f *fixtureRun) string {
+			return f.created("CreateAction", nil, "id")
+		}},
 	}
 }
 

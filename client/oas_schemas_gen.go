@@ -9417,15 +9417,15 @@ func (*ApplyTeamConfigurationReqApplicationYaml) applyTeamConfigurationReq() {}
 type ArchiveFormat string
 
 const (
-	ArchiveFormatTARGETFORMATUNSPECIFIED ArchiveFormat = "TARGET_FORMAT_UNSPECIFIED"
-	ArchiveFormatTARGETFORMATCXDATAV1    ArchiveFormat = "TARGET_FORMAT_CX_DATA_V1"
+	ArchiveFormatTARGETFORMATUNSPECIFIED    ArchiveFormat = "TARGET_FORMAT_UNSPECIFIED"
+	ArchiveFormatTARGETFORMATPLATFORMDATAV1 ArchiveFormat = "TARGET_FORMAT_PLATFORM_DATA_V1"
 )
 
 // AllValues returns all ArchiveFormat values.
 func (ArchiveFormat) AllValues() []ArchiveFormat {
 	return []ArchiveFormat{
 		ArchiveFormatTARGETFORMATUNSPECIFIED,
-		ArchiveFormatTARGETFORMATCXDATAV1,
+		ArchiveFormatTARGETFORMATPLATFORMDATAV1,
 	}
 }
 
@@ -9434,7 +9434,7 @@ func (s ArchiveFormat) MarshalText() ([]byte, error) {
 	switch s {
 	case ArchiveFormatTARGETFORMATUNSPECIFIED:
 		return []byte(s), nil
-	case ArchiveFormatTARGETFORMATCXDATAV1:
+	case ArchiveFormatTARGETFORMATPLATFORMDATAV1:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -9447,8 +9447,8 @@ func (s *ArchiveFormat) UnmarshalText(data []byte) error {
 	case ArchiveFormatTARGETFORMATUNSPECIFIED:
 		*s = ArchiveFormatTARGETFORMATUNSPECIFIED
 		return nil
-	case ArchiveFormatTARGETFORMATCXDATAV1:
-		*s = ArchiveFormatTARGETFORMATCXDATAV1
+	case ArchiveFormatTARGETFORMATPLATFORMDATAV1:
+		*s = ArchiveFormatTARGETFORMATPLATFORMDATAV1
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

@@ -57,7 +57,7 @@ func (h *ActionHandler) CreateAction(ctx context.Context, req *oas.ActionInput) 
 			return err
 		}
 		var err error
-		out, err = create(ctx, tx, caller.TeamID, creator(caller), "", *req, tx.NewID())
+		out, err = create(ctx, tx, caller.TeamID, creator(caller), "", *req, tx.NewID(), false)
 		return err
 	})
 	if err != nil {
@@ -66,9 +66,9 @@ func (h *ActionHandler) CreateAction(ctx context.Context, req *oas.ActionInput) 
 	return &oas.ActionEnvelope{Action: oas.NewOptAction(out)}, nil
 }
 
-// create checks in and stores it under id in tx, last in its order, and returns it as stored.
-// field is the action's place in the request, for errors.
-func create(ctx context.Context, tx *db.Tx, teamID int64, createdBy, field string, in oas.ActionInput, id string) (oas.Action, error) {
+// create checks in and stores it under id in tx, hidden or not, last in its order, and returns
+// it as stored. field is the action's place in the request, for errors.
+func create(ctx context.Context, tx *db.Tx, teamID int64, createdBy, field string, in oas.ActionInput, id string, hidden bool) (oas.Action, error) {
 	a, err := checkInput(field, in)
 	if err != nil {
 		return a, err
@@ -81,7 +81,7 @@ func create(ctx context.Context, tx *db.Tx, teamID int64, createdBy, field strin
 		return a, apierror.LimitExceededf("%sname: the team holds %d actions, the most it may; delete one first", field, n)
 	}
 	a.ID = oas.NewOptString(id)
-	a.IsHidden = oas.NewOptBool(false)
+	a.IsHidden = oas.NewOptBool(hidden)
 	a.CreatedBy = oas.NewOptString(createdBy)
 	if err := insertAction(ctx, tx, teamID, stored{Action: a, Position: next}); err != nil {
 		if errors.Is(err, db.ErrConflict) {
@@ -229,7 +229,7 @@ func (h *ActionHandler) BatchActions(ctx context.Context, req *oas.ActionBatchRe
 			var answer oas.ActionBatchAnswer
 			switch {
 			case r.Create.Set:
-				a, err := create(ctx, tx, caller.TeamID, creator(caller), at+".create.", r.Create.Value, tx.NewID())
+				a, err := create(ctx, tx, caller.TeamID, creator(caller), at+".create.", r.Create.Value, tx.NewID(), false)
 				if err != nil {
 					return err
 				}

@@ -11,9 +11,11 @@ import (
 
 	"github.com/ogen-go/ogen/validate"
 
+	"github.com/mgmtapi/mgmtapi/internal/actions"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -211,5 +213,8 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
 		alertschedules.Configuration{},
+		actions.Configuration{},
+		archive.LogsConfiguration{S3: opts.S3},
+		archive.MetricsConfiguration{S3: opts.S3},
 	}
 }

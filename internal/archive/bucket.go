@@ -42,15 +42,18 @@ func S3FromEnv(endpoint string, getenv func(string) string) S3 {
 	}
 }
 
+// checkPrefix is where the test objects of the checks are written (and removed at once).
+const checkPrefix = ".mgmtapi-check/"
+
 // defaultRegion signs requests for a bucket whose region is not given.
 const defaultRegion = "us-east-1"
 
-// Check checks the bucket for real: it must exist and accept a small test object under prefix,
-// which is then removed. field names the bucket in the request, for errors.
+// Check checks the bucket for real: it must exist and accept a small test object (under
+// checkPrefix), which is then removed. field names the bucket in the request, for errors.
 //
 // Errors: Invalid naming the field, the bucket and what failed (no such bucket, access denied,
 // the endpoint unreachable, the object not written or not removed).
-func (c S3) Check(ctx context.Context, field, bucket, region, prefix string) error {
+func (c S3) Check(ctx context.Context, field, bucket, region string) error {
 	if region == "" {
 		region = defaultRegion
 	}
@@ -82,7 +85,7 @@ func (c S3) Check(ctx context.Context, field, bucket, region, prefix string) err
 	if _, err := client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: aws.String(bucket)}); err != nil {
 		return apierror.Invalidf("%s: bucket %q failed the check at %s: %s", field, bucket, where, describe(err, "it does not exist"))
 	}
-	key := strings.TrimSuffix(prefix, "/") + "/.mgmtapi-check-" + uuid.NewString()
+	key := checkPrefix + uuid.NewString()
 	if _, err := client.PutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(bucket), Key: aws.String(key), Body: bytes.NewReader([]byte("mgmtapi archive bucket check\n")),
 		ContentType: aws.String("text/plain"),

@@ -53,7 +53,7 @@ func (h *ArchiveHandler) GetLogsArchiveTarget(ctx context.Context) (*oas.LogsArc
 // Errors: Invalid naming the field (see logsTarget) or saying why the bucket failed its check.
 func (h *ArchiveHandler) SetLogsArchiveTarget(ctx context.Context, req *oas.LogsArchiveTargetInput) (*oas.LogsArchiveTargetEnvelope, error) {
 	caller := auth.PrincipalFrom(ctx)
-	t, err := h.logsTarget(ctx, caller.TeamID, *req)
+	t, err := logsTarget(ctx, h.s3, *req)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +70,11 @@ func (h *ArchiveHandler) SetLogsArchiveTarget(ctx context.Context, req *oas.Logs
 	return &oas.LogsArchiveTargetEnvelope{Target: t}, nil
 }
 
-// logsTarget checks in in form, and its bucket for real when it is active, and returns it as
-// stored.
+// logsTarget checks in in form, and its bucket for real through c when it is active, and returns
+// it as stored.
 //
 // Errors: Invalid naming s3.bucket or s3.region and the rule, or why the bucket failed its check.
-func (h *ArchiveHandler) logsTarget(ctx context.Context, teamID int64, in oas.LogsArchiveTargetInput) (oas.LogsArchiveTarget, error) {
+func logsTarget(ctx context.Context, c S3, in oas.LogsArchiveTargetInput) (oas.LogsArchiveTarget, error) {
 	if err := CheckBucketName("s3.bucket", in.S3.Bucket); err != nil {
 		return oas.LogsArchiveTarget{}, err
 	}
@@ -82,7 +82,7 @@ func (h *ArchiveHandler) logsTarget(ctx context.Context, teamID int64, in oas.Lo
 		return oas.LogsArchiveTarget{}, err
 	}
 	if in.IsActive {
-		if err := h.s3.Check(ctx, "s3.bucket", in.S3.Bucket, in.S3.Region.Or(""), prefix(teamID, logsKind)); err != nil {
+		if err := c.Check(ctx, "s3.bucket", in.S3.Bucket, in.S3.Region.Or("")); err != nil {
 			return oas.LogsArchiveTarget{}, err
 		}
 	}
@@ -139,14 +139,14 @@ func (s storage) check() error {
 	}
 }
 
-// checkBucket checks the storage's S3 bucket for real; other storage cannot be.
+// checkBucket checks the storage's S3 bucket for real through c; other storage cannot be.
 //
 // Errors: Invalid for storage other than S3, or saying why the bucket failed its check.
-func (h *ArchiveHandler) checkBucket(ctx context.Context, teamID int64, s storage) error {
+func checkBucket(ctx context.Context, c S3, s storage) error {
 	if !s.S3.Set {
 		return apierror.Invalidf("s3: only S3 buckets can be checked by this deployment; IBM and GCS storage is stored as given")
 	}
-	return h.s3.Check(ctx, "s3.bucket", s.S3.Value.Bucket.Or(""), s.S3.Value.Region.Or(""), prefix(teamID, metricsKind))
+	return c.Check(ctx, "s3.bucket", s.S3.Value.Bucket.Or(""), s.S3.Value.Region.Or(""))
 }
 
 func storageOf(c oas.MetricsArchiveConfig) storage { return storage{S3: c.S3, Ibm: c.Ibm, Gcs: c.Gcs} }
@@ -278,7 +278,7 @@ func (h *ArchiveHandler) EnableMetricsArchive(ctx context.Context) error {
 		return err
 	}
 	checked := storageOf(c)
-	if err := h.checkBucket(ctx, caller.TeamID, checked); err != nil {
+	if err := checkBucket(ctx, h.s3, checked); err != nil {
 		return err
 	}
 	return h.changeMetrics(ctx, caller.TeamID, func(now *oas.MetricsArchiveConfig) error {
@@ -294,10 +294,9 @@ func (h *ArchiveHandler) EnableMetricsArchive(ctx context.Context) error {
 //
 // Errors: Invalid (see storage.check and checkBucket).
 func (h *ArchiveHandler) ValidateMetricsArchiveBucket(ctx context.Context, req *oas.MetricsArchiveValidateInput) error {
-	caller := auth.PrincipalFrom(ctx)
 	s := storage{S3: req.S3, Ibm: req.Ibm, Gcs: req.Gcs}
 	if err := s.check(); err != nil {
 		return err
 	}
-	return h.checkBucket(ctx, caller.TeamID, s)
+	return checkBucket(ctx, h.s3, s)
 }

@@ -22802,8 +22802,8 @@ func (s *ArchiveFormat) Decode(d *jx.Decoder) error {
 	switch ArchiveFormat(v) {
 	case ArchiveFormatTARGETFORMATUNSPECIFIED:
 		*s = ArchiveFormatTARGETFORMATUNSPECIFIED
-	case ArchiveFormatTARGETFORMATCXDATAV1:
-		*s = ArchiveFormatTARGETFORMATCXDATAV1
+	case ArchiveFormatTARGETFORMATPLATFORMDATAV1:
+		*s = ArchiveFormatTARGETFORMATPLATFORMDATAV1
 	default:
 		*s = ArchiveFormat(v)
 	}

@@ -13232,7 +13232,7 @@ func (s ArchiveFormat) Validate() error {
 	switch s {
 	case "TARGET_FORMAT_UNSPECIFIED":
 		return nil
-	case "TARGET_FORMAT_CX_DATA_V1":
+	case "TARGET_FORMAT_PLATFORM_DATA_V1":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

@@ -66,6 +66,7 @@ var AreaOrder = []string{
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions", "alertSchedulerRules",
+	"actions", "logsArchiveTarget", "metricsArchive",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

@@ -51,13 +51,28 @@ func creator(p *auth.Principal) string {
 // Errors: Invalid (see checkInput); LimitExceeded when the team holds MaxActions.
 func (h *ActionHandler) CreateAction(ctx context.Context, req *oas.ActionInput) (*oas.ActionEnvelope, error) {
 	caller := auth.PrincipalFrom(ctx)
-	var out oas.Action
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+	return h.writeOne(ctx, func(tx *db.Tx) (oas.Action, error) {
+		return create(ctx, tx, caller.TeamID, creator(caller), "", *req, tx.NewID(), false)
+	})
+}
+
+// inTeamTx runs fn in a write transaction that holds the caller's team's action lock.
+func (h *ActionHandler) inTeamTx(ctx context.Context, fn func(tx *db.Tx, teamID int64) error) error {
+	teamID := auth.PrincipalFrom(ctx).TeamID
+	return h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, teamID); err != nil {
 			return err
 		}
+		return fn(tx, teamID)
+	})
+}
+
+// writeOne runs write in inTeamTx and answers the action it returns.
+func (h *ActionHandler) writeOne(ctx context.Context, write func(tx *db.Tx) (oas.Action, error)) (*oas.ActionEnvelope, error) {
+	var out oas.Action
+	err := h.inTeamTx(ctx, func(tx *db.Tx, _ int64) error {
 		var err error
-		out, err = create(ctx, tx, caller.TeamID, creator(caller), "", *req, tx.NewID(), false)
+		out, err = write(tx)
 		return err
 	})
 	if err != nil {
@@ -98,20 +113,10 @@ func create(ctx context.Context, tx *db.Tx, teamID int64, createdBy, field strin
 // Errors: Invalid when the id is missing or not a UUID, and see checkInput; NotFound when the team
 // has no such action.
 func (h *ActionHandler) ReplaceAction(ctx context.Context, req *oas.ActionReplaceRequest) (*oas.ActionEnvelope, error) {
-	caller := auth.PrincipalFrom(ctx)
-	var out oas.Action
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		var err error
-		out, err = replace(ctx, tx, caller.TeamID, "action.", req.Action.Or(oas.Action{}))
-		return err
+	teamID := auth.PrincipalFrom(ctx).TeamID
+	return h.writeOne(ctx, func(tx *db.Tx) (oas.Action, error) {
+		return replace(ctx, tx, teamID, "action.", req.Action.Or(oas.Action{}))
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.ActionEnvelope{Action: oas.NewOptAction(out)}, nil
 }
 
 // replace checks a and stores it over the team's action a.id in tx; field is the action's place
@@ -178,12 +183,8 @@ func (h *ActionHandler) ListActions(ctx context.Context) (*oas.ActionList, error
 //
 // Errors: NotFound when the team has no such action.
 func (h *ActionHandler) DeleteAction(ctx context.Context, params oas.DeleteActionParams) error {
-	caller := auth.PrincipalFrom(ctx)
-	return h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		return remove(ctx, tx, caller.TeamID, "id", params.ID)
+	return h.inTeamTx(ctx, func(tx *db.Tx, teamID int64) error {
+		return remove(ctx, tx, teamID, "id", params.ID)
 	})
 }
 
@@ -210,10 +211,7 @@ func remove(ctx context.Context, tx *db.Tx, teamID int64, field, id string) erro
 func (h *ActionHandler) BatchActions(ctx context.Context, req *oas.ActionBatchRequest) (*oas.ActionBatchResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	out := &oas.ActionBatchResponse{MatchingResponses: make([]oas.ActionBatchAnswer, 0, len(req.Requests))}
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
+	err := h.inTeamTx(ctx, func(tx *db.Tx, _ int64) error {
 		out.MatchingResponses = out.MatchingResponses[:0]
 		for i, r := range req.Requests {
 			at := fmt.Sprintf("requests[%d]", i)
@@ -262,12 +260,8 @@ func (h *ActionHandler) BatchActions(ctx context.Context, req *oas.ActionBatchRe
 // Errors: Invalid when an id names no action of that order (shared or private), or two actions
 // of one order are given the same position.
 func (h *ActionHandler) OrderActions(ctx context.Context, req *oas.ActionOrderRequest) error {
-	caller := auth.PrincipalFrom(ctx)
-	return h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		all, err := listActions(ctx, tx, caller.TeamID)
+	return h.inTeamTx(ctx, func(tx *db.Tx, teamID int64) error {
+		all, err := listActions(ctx, tx, teamID)
 		if err != nil {
 			return err
 		}
@@ -287,7 +281,7 @@ func (h *ActionHandler) OrderActions(ctx context.Context, req *oas.ActionOrderRe
 				return err
 			}
 			for i, id := range order {
-				if err := setPosition(ctx, tx, caller.TeamID, id, int64(i)); err != nil {
+				if err := setPosition(ctx, tx, teamID, id, int64(i)); err != nil {
 					return err
 				}
 			}
@@ -314,7 +308,7 @@ func newOrder(field string, private bool, all []stored, positions map[string]int
 	named := make([]string, 0, len(positions))
 	for _, id := range slices.Sorted(maps.Keys(positions)) {
 		if !slices.Contains(current, id) {
-			return nil, apierror.Invalidf("%s: %q is not a %s action of this team", field, cut(id), kind)
+			return nil, apierror.Invalidf("%s: %q is not a %s action of this team", field, apierror.Excerpt(id), kind)
 		}
 		p := positions[id]
 		if other, ok := byPosition[p]; ok {

@@ -101,7 +101,7 @@ func checkURL(field, raw string, params map[string]bool) error {
 		inner := strings.TrimSpace(rest[open+2 : open+2+end])
 		m := placeholder.FindStringSubmatch(inner)
 		if m == nil {
-			return apierror.Invalidf("%s: placeholder {{%s}} must be {{$p.NAME}}, {{$d.PATH}}, {{$l.NAME}} or {{$m.NAME}}", field, cut(inner))
+			return apierror.Invalidf("%s: placeholder {{%s}} must be {{$p.NAME}}, {{$d.PATH}}, {{$l.NAME}} or {{$m.NAME}}", field, apierror.Excerpt(inner))
 		}
 		if m[1] == "p" && !params[m[2]] {
 			return apierror.Invalidf("%s: placeholder {{%s}} names parameter %q, which is neither %s nor one of urlFields", field, inner, m[2], selectedValue)
@@ -138,18 +138,9 @@ func checkID(field, id string) error {
 		return apierror.Invalidf("%s: required; it names the action", field)
 	}
 	if _, err := uuid.Parse(id); err != nil || len(id) != 36 {
-		return apierror.Invalidf("%s: %q is not an action id (a UUID)", field, cut(id))
+		return apierror.Invalidf("%s: %q is not an action id (a UUID)", field, apierror.Excerpt(id))
 	}
 	return nil
-}
-
-// cut keeps at most 64 bytes of s for a message, whole runes.
-func cut(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	r := []rune(s[:64])
-	return string(r[:len(r)-1]) + "…"
 }
 
 func orEmpty(s []string) []string {

@@ -144,9 +144,9 @@ func CheckBucketName(field, name string) error {
 	case name == "":
 		return apierror.Invalidf("%s: required, the S3 bucket's name", field)
 	case len(name) < 3 || len(name) > 63:
-		return apierror.Invalidf("%s: %q must have 3 to 63 characters (it has %d)", field, cut(name), len(name))
+		return apierror.Invalidf("%s: %q must have 3 to 63 characters (it has %d)", field, apierror.Excerpt(name), len(name))
 	case !bucketName.MatchString(name):
-		return apierror.Invalidf("%s: %q may hold only lowercase letters, digits, dots and hyphens, and must begin and end with a letter or digit", field, cut(name))
+		return apierror.Invalidf("%s: %q may hold only lowercase letters, digits, dots and hyphens, and must begin and end with a letter or digit", field, apierror.Excerpt(name))
 	case strings.Contains(name, ".."):
 		return apierror.Invalidf("%s: %q must not hold two dots in a row", field, name)
 	case strings.Contains(name, ".-") || strings.Contains(name, "-."):
@@ -175,18 +175,9 @@ var region = regexp.MustCompile(`^[a-z]{2}(-[a-z]+)+-[0-9]{1,2}$`)
 // Errors: Invalid naming field.
 func CheckRegion(field, r string) error {
 	if r != "" && !region.MatchString(r) {
-		return apierror.Invalidf("%s: %q is not an AWS region name such as eu-west-1", field, cut(r))
+		return apierror.Invalidf("%s: %q is not an AWS region name such as eu-west-1", field, apierror.Excerpt(r))
 	}
 	return nil
-}
-
-// cut keeps at most 64 bytes of s for a message, whole runes.
-func cut(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	r := []rune(s[:64])
-	return string(r[:len(r)-1]) + "…"
 }
 
 // gcsBucket is the characters and ends of a Google Cloud Storage bucket name.

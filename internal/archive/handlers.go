@@ -133,7 +133,7 @@ func (s storage) check() error {
 	default:
 		b := s.Gcs.Value.Bucket.Or("")
 		if len(b) < 3 || len(b) > 63 || !gcsBucket.MatchString(b) {
-			return apierror.Invalidf("gcs.bucket: %q must have 3 to 63 lowercase letters, digits, dots, hyphens or underscores, beginning and ending with a letter or digit", cut(b))
+			return apierror.Invalidf("gcs.bucket: %q must have 3 to 63 lowercase letters, digits, dots, hyphens or underscores, beginning and ending with a letter or digit", apierror.Excerpt(b))
 		}
 		return nil
 	}

@@ -99172,9 +99172,27 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.AlertSchedulerRules.Encode(e)
 		}
 	}
+	{
+		if s.Actions != nil {
+			e.FieldStart("actions")
+			s.Actions.Encode(e)
+		}
+	}
+	{
+		if s.LogsArchiveTarget.Set {
+			e.FieldStart("logsArchiveTarget")
+			s.LogsArchiveTarget.Encode(e)
+		}
+	}
+	{
+		if s.MetricsArchive.Set {
+			e.FieldStart("metricsArchive")
+			s.MetricsArchive.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [25]string{
+var jsonFieldsNameOfTeamConfiguration = [28]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -99200,6 +99218,9 @@ var jsonFieldsNameOfTeamConfiguration = [25]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
+	25: "actions",
+	26: "logsArchiveTarget",
+	27: "metricsArchive",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -99440,6 +99461,35 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "actions":
+			if err := func() error {
+				if err := s.Actions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"actions\"")
+			}
+		case "logsArchiveTarget":
+			if err := func() error {
+				s.LogsArchiveTarget.Reset()
+				if err := s.LogsArchiveTarget.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsArchiveTarget\"")
+			}
+		case "metricsArchive":
+			if err := func() error {
+				s.MetricsArchive.Reset()
+				if err := s.MetricsArchive.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricsArchive\"")
 			}
 		default:
 			return d.Skip()

@@ -50515,9 +50515,9 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
-// area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings`, `logsArchiveTarget` and
+// `metricsArchive` are single objects. Connectors' secrets are exported as `********`, which an apply
+// reads as "keep the stored value". An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -50546,6 +50546,9 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Actions                    ConfigurationResources      `json:"actions"`
+	LogsArchiveTarget          OptConfigurationResource    `json:"logsArchiveTarget"`
+	MetricsArchive             OptConfigurationResource    `json:"metricsArchive"`
 }
 
 // GetVersion returns the value of Version.
@@ -50673,6 +50676,21 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetActions returns the value of Actions.
+func (s *TeamConfiguration) GetActions() ConfigurationResources {
+	return s.Actions
+}
+
+// GetLogsArchiveTarget returns the value of LogsArchiveTarget.
+func (s *TeamConfiguration) GetLogsArchiveTarget() OptConfigurationResource {
+	return s.LogsArchiveTarget
+}
+
+// GetMetricsArchive returns the value of MetricsArchive.
+func (s *TeamConfiguration) GetMetricsArchive() OptConfigurationResource {
+	return s.MetricsArchive
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -50796,6 +50814,21 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetActions sets the value of Actions.
+func (s *TeamConfiguration) SetActions(val ConfigurationResources) {
+	s.Actions = val
+}
+
+// SetLogsArchiveTarget sets the value of LogsArchiveTarget.
+func (s *TeamConfiguration) SetLogsArchiveTarget(val OptConfigurationResource) {
+	s.LogsArchiveTarget = val
+}
+
+// SetMetricsArchive sets the value of MetricsArchive.
+func (s *TeamConfiguration) SetMetricsArchive(val OptConfigurationResource) {
+	s.MetricsArchive = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

@@ -39340,6 +39340,17 @@ func (s *TeamConfiguration) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Actions.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "actions",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}

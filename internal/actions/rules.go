@@ -1,7 +1,6 @@
 package actions
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -155,13 +154,4 @@ func orEmptyFields(s []oas.ActionURLField) []oas.ActionURLField {
 		return []oas.ActionURLField{}
 	}
 	return s
-}
-
-// prefixed returns err with field put in front of its message when it is an apierror; other
-// errors are returned as they are.
-func prefixed(field string, err error) error {
-	if e, ok := apierror.As(err); ok {
-		return &apierror.Error{Kind: e.Kind, Message: fmt.Sprintf("%s%s", field, e.Message)}
-	}
-	return err
 }

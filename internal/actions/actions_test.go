@@ -1,11 +1,14 @@
 package actions_test
 
 import (
+	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 const (
@@ -197,5 +200,35 @@ func TestActionPermissions(t *testing.T) {
 			t.Fatalf("list with ReadConfig: %d %s", res.Status, res.Body)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, actionsPath, reader, `{"name":"x","url":"https://example.com/"}`), http.StatusForbidden)
+	})
+}
+
+// TestActionChangesAreAudited: each change is one audit record of the team naming the operation
+// and the action; a refused change writes none.
+func TestActionChangesAreAudited(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		a := create(t, env, env.RootKey, `{"name":"audited","url":"https://example.com/"}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, actionsPath, env.RootKey, `{"name":"x","url":"nope"}`), http.StatusBadRequest)
+		if res := env.JSON(t, http.MethodDelete, actionsPath+"/"+a.ID, env.RootKey, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete: %d %s", res.Status, res.Body)
+		}
+		page, err := env.Client(t, apitest.OperatorKey).AdminListAuditRecords(context.Background(), oas.AdminListAuditRecordsParams{TeamID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, r := range page.Records {
+			if slices.Contains(r.ResourceIds, a.ID) {
+				got = append(got, r.Operation)
+			}
+		}
+		if strings.Join(got, ",") != "DeleteAction,CreateAction" {
+			t.Fatalf("audit records naming the action: %v", got)
+		}
+		for _, r := range page.Records {
+			if r.Operation == "CreateAction" && !slices.Contains(r.ResourceIds, a.ID) {
+				t.Fatalf("a refused create was audited: %+v", r)
+			}
+		}
 	})
 }

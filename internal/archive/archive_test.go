@@ -11,6 +11,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/archive"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 const (
@@ -97,6 +98,21 @@ func TestFormAndStateWithoutS3(t *testing.T) {
 			t.Fatalf("metrics archive: %v", cfg)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, metricsPath+"/validate", env.RootKey, `{"gcs":{"bucket":"abc"}}`), http.StatusBadRequest, "only S3 buckets")
+
+		// each stored change is audited once, naming its kind; the refused ones are not
+		page, err := env.Client(t, apitest.OperatorKey).AdminListAuditRecords(context.Background(), oas.AdminListAuditRecordsParams{TeamID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var audited []string
+		for _, r := range page.Records {
+			if strings.Contains(r.Operation, "Archive") {
+				audited = append(audited, r.Operation+":"+strings.Join(r.ResourceIds, "+"))
+			}
+		}
+		if got := strings.Join(audited, ","); got != "DisableMetricsArchive:metrics,UpdateMetricsArchive:metrics,ConfigureMetricsArchive:metrics,SetLogsArchiveTarget:logs" {
+			t.Fatalf("audit records: %s", got)
+		}
 
 		_, other := env.MustTeam(t, "other")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, logsPath, other, ""), http.StatusNotFound)

@@ -1,5 +1,5 @@
 -- Each team's actions (issue 35): URL templates a user runs from a log or a span. The document is
--- the action as the get answers it less id and createdBy; the columns are what queries order by.
+-- the action as the get answers it; the columns beside it are what queries filter and order by.
 -- is_private splits the two display orders (shared, private); position is the place in its order.
 CREATE TABLE actions (
     team_id    INTEGER NOT NULL REFERENCES teams (id),

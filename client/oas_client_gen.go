@@ -224,6 +224,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
 	AtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest, options ...RequestOption) (*E2MBatchResponse, error)
+	// BatchActions invokes BatchActions operation.
+	//
+	// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+	// single operations are, in one transaction: when one fails nothing is changed, and the error names
+	// the request by its index. Answers one response per request, in the same order.
+	//
+	// POST /mgmt/openapi/5/actions/batch/v2
+	BatchActions(ctx context.Context, request *ActionBatchRequest, options ...RequestOption) (*ActionBatchResponse, error)
 	// BatchExecuteSlos invokes BatchExecuteSlos operation.
 	//
 	// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -414,6 +422,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, request *IncidentIDsRequest, options ...RequestOption) (*IncidentsResponse, error)
+	// ConfigureMetricsArchive invokes ConfigureMetricsArchive operation.
+	//
+	// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+	// retention, enabled. 409 when the team already has one (use the update).
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1
+	ConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput, options ...RequestOption) error
 	// CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
 	//
 	// For every evaluation type, how many of the team's applications it covers: the number that the
@@ -443,6 +458,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context, options ...RequestOption) (*IncidentEventsCountResponse, error)
+	// CreateAction invokes CreateAction operation.
+	//
+	// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+	// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+	// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+	// metadata); anything else between double braces is refused, naming the placeholder.
+	//
+	// POST /mgmt/openapi/5/actions/actions/v2
+	CreateAction(ctx context.Context, request *ActionInput, options ...RequestOption) (*ActionEnvelope, error)
 	// CreateAiCustomEvaluation invokes CreateAiCustomEvaluation operation.
 	//
 	// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
@@ -777,6 +801,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, request *ViewFolderRequest, options ...RequestOption) (*ViewFolder, error)
+	// DeleteAction invokes DeleteAction operation.
+	//
+	// Deletes the action `id`; the others keep their order.
+	//
+	// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+	DeleteAction(ctx context.Context, params DeleteActionParams, options ...RequestOption) error
 	// DeleteAiApplication invokes DeleteAiApplication operation.
 	//
 	// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
@@ -1020,6 +1050,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams, options ...RequestOption) (*ExtensionDeploymentResponse, error)
+	// DisableMetricsArchive invokes DisableMetricsArchive operation.
+	//
+	// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+	DisableMetricsArchive(ctx context.Context, options ...RequestOption) error
 	// DownloadAlertDefs invokes DownloadAlertDefs operation.
 	//
 	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -1028,6 +1064,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams, options ...RequestOption) (*AlertDefDownload, error)
+	// EnableMetricsArchive invokes EnableMetricsArchive operation.
+	//
+	// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+	// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+	// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+	EnableMetricsArchive(ctx context.Context, options ...RequestOption) error
 	// ExportTeamConfiguration invokes ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -1060,6 +1104,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest, options ...RequestOption) (*PolicyForecast, error)
+	// GetAction invokes GetAction operation.
+	//
+	// The action `id` of the team.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2/{id}
+	GetAction(ctx context.Context, params GetActionParams, options ...RequestOption) (*ActionEnvelope, error)
 	// GetActiveCaseSettings invokes GetActiveCaseSettings operation.
 	//
 	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
@@ -1476,6 +1526,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
 	GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams, options ...RequestOption) (*IpAccessSettingsEnvelope, error)
+	// GetLogsArchiveTarget invokes GetLogsArchiveTarget operation.
+	//
+	// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+	//
+	// GET /mgmt/openapi/5/logs/data-setup/v2
+	GetLogsArchiveTarget(ctx context.Context, options ...RequestOption) (*LogsArchiveTargetEnvelope, error)
 	// GetLogsCountV2 invokes GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1496,6 +1552,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
 	GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams, options ...RequestOption) (*ManagedIntegrationStatus, error)
+	// GetMetricsArchive invokes GetMetricsArchive operation.
+	//
+	// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+	// configured.
+	//
+	// GET /mgmt/openapi/5/metrics/data-setup/v1
+	GetMetricsArchive(ctx context.Context, options ...RequestOption) (*MetricsArchiveEnvelope, error)
 	// GetOutgoingWebhook invokes GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1735,6 +1798,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
 	LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams, options ...RequestOption) (*AiCustomEvaluationLink, error)
+	// ListActions invokes ListActions operation.
+	//
+	// Every action of the team: the shared ones first, then the private ones, each group in its display
+	// order (see OrderActions), ties by creation.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2
+	ListActions(ctx context.Context, options ...RequestOption) (*ActionList, error)
 	// ListAiApplications invokes ListAiApplications operation.
 	//
 	// The AI applications registered for the team (by the operator, `POST
@@ -2214,6 +2284,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context, options ...RequestOption) (*ViewList, error)
+	// OrderActions invokes OrderActions operation.
+	//
+	// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+	// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+	// positions of one group must be distinct; the actions left out keep their relative order after the
+	// named ones.
+	//
+	// POST /mgmt/openapi/5/actions/order/v2
+	OrderActions(ctx context.Context, request *ActionOrderRequest, options ...RequestOption) error
 	// OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
 	//
 	// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -2289,6 +2368,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput, options ...RequestOption) (*PolicyOrders, error)
+	// ReplaceAction invokes ReplaceAction operation.
+	//
+	// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+	// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+	//
+	// PUT /mgmt/openapi/5/actions/actions/v2
+	ReplaceAction(ctx context.Context, request *ActionReplaceRequest, options ...RequestOption) (*ActionEnvelope, error)
 	// ReplaceAlertDef invokes ReplaceAlertDef operation.
 	//
 	// Replaces the properties of definition `id`, checked as a create checks them, under a new
@@ -2484,6 +2570,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams, options ...RequestOption) error
+	// SetLogsArchiveTarget invokes SetLogsArchiveTarget operation.
+	//
+	// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+	// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+	// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+	// again; otherwise nothing is stored and the answer (400) says what failed.
+	//
+	// POST /mgmt/openapi/5/logs/data-setup/v2
+	SetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput, options ...RequestOption) (*LogsArchiveTargetEnvelope, error)
 	// SetPresetAsDefault invokes SetPresetAsDefault operation.
 	//
 	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
@@ -2812,6 +2907,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/integrations/metadata/v1
 	UpdateIntegration(ctx context.Context, request *UpdateIntegrationRequest, options ...RequestOption) error
+	// UpdateMetricsArchive invokes UpdateMetricsArchive operation.
+	//
+	// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+	// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+	// 404 before it is configured.
+	//
+	// PUT /mgmt/openapi/5/metrics/data-setup/v1
+	UpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput, options ...RequestOption) error
 	// UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -2901,6 +3004,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 	ValidateEntityLabelMatcher(ctx context.Context, options ...RequestOption) (*EntityLabelMatcherCheck, error)
+	// ValidateMetricsArchiveBucket invokes ValidateMetricsArchiveBucket operation.
+	//
+	// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+	// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+	// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+	ValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput, options ...RequestOption) error
 	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
@@ -4920,6 +5031,105 @@ func (c *Client) sendAtomicBatchExecuteE2M(ctx context.Context, request *E2MBatc
 	}
 
 	result, err := decodeAtomicBatchExecuteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchActions invokes BatchActions operation.
+//
+// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+// single operations are, in one transaction: when one fails nothing is changed, and the error names
+// the request by its index. Answers one response per request, in the same order.
+//
+// POST /mgmt/openapi/5/actions/batch/v2
+func (c *Client) BatchActions(ctx context.Context, request *ActionBatchRequest, options ...RequestOption) (*ActionBatchResponse, error) {
+	res, err := c.sendBatchActions(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchActions(ctx context.Context, request *ActionBatchRequest, requestOptions ...RequestOption) (res *ActionBatchResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/batch/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBatchActionsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchActionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7723,6 +7933,104 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 	return result, nil
 }
 
+// ConfigureMetricsArchive invokes ConfigureMetricsArchive operation.
+//
+// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+// retention, enabled. 409 when the team already has one (use the update).
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) ConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput, options ...RequestOption) error {
+	_, err := c.sendConfigureMetricsArchive(ctx, request, options...)
+	return err
+}
+
+func (c *Client) sendConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput, requestOptions ...RequestOption) (res *MetricsArchiveDone, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeConfigureMetricsArchiveRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ConfigureMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeConfigureMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
 //
 // For every evaluation type, how many of the team's applications it covers: the number that the
@@ -8097,6 +8405,106 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context, requestOptions ...
 	}
 
 	result, err := decodeCountIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAction invokes CreateAction operation.
+//
+// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+// metadata); anything else between double braces is refused, naming the placeholder.
+//
+// POST /mgmt/openapi/5/actions/actions/v2
+func (c *Client) CreateAction(ctx context.Context, request *ActionInput, options ...RequestOption) (*ActionEnvelope, error) {
+	res, err := c.sendCreateAction(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendCreateAction(ctx context.Context, request *ActionInput, requestOptions ...RequestOption) (res *ActionEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateActionRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeCreateActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11242,6 +11650,118 @@ func (c *Client) sendCreateViewFolder(ctx context.Context, request *ViewFolderRe
 	}
 
 	result, err := decodeCreateViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAction invokes DeleteAction operation.
+//
+// Deletes the action `id`; the others keep their order.
+//
+// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+func (c *Client) DeleteAction(ctx context.Context, params DeleteActionParams, options ...RequestOption) error {
+	_, err := c.sendDeleteAction(ctx, params, options...)
+	return err
+}
+
+func (c *Client) sendDeleteAction(ctx context.Context, params DeleteActionParams, requestOptions ...RequestOption) (res *ActionDeleted, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDeleteActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15226,6 +15746,100 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	return result, nil
 }
 
+// DisableMetricsArchive invokes DisableMetricsArchive operation.
+//
+// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+func (c *Client) DisableMetricsArchive(ctx context.Context, options ...RequestOption) error {
+	_, err := c.sendDisableMetricsArchive(ctx, options...)
+	return err
+}
+
+func (c *Client) sendDisableMetricsArchive(ctx context.Context, requestOptions ...RequestOption) (res *MetricsArchiveDone, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/disable"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DisableMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDisableMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DownloadAlertDefs invokes DownloadAlertDefs operation.
 //
 // The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -15344,6 +15958,102 @@ func (c *Client) sendDownloadAlertDefs(ctx context.Context, params DownloadAlert
 	}
 
 	result, err := decodeDownloadAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// EnableMetricsArchive invokes EnableMetricsArchive operation.
+//
+// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+func (c *Client) EnableMetricsArchive(ctx context.Context, options ...RequestOption) error {
+	_, err := c.sendEnableMetricsArchive(ctx, options...)
+	return err
+}
+
+func (c *Client) sendEnableMetricsArchive(ctx context.Context, requestOptions ...RequestOption) (res *MetricsArchiveDone, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/enable"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, EnableMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeEnableMetricsArchiveResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15555,6 +16265,118 @@ func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyFor
 	}
 
 	result, err := decodeForecastPolicyUsageResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAction invokes GetAction operation.
+//
+// The action `id` of the team.
+//
+// GET /mgmt/openapi/5/actions/actions/v2/{id}
+func (c *Client) GetAction(ctx context.Context, params GetActionParams, options ...RequestOption) (*ActionEnvelope, error) {
+	res, err := c.sendGetAction(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetAction(ctx context.Context, params GetActionParams, requestOptions ...RequestOption) (res *ActionEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -21528,6 +22350,100 @@ func (c *Client) sendGetIpAccessSettings(ctx context.Context, params GetIpAccess
 	return result, nil
 }
 
+// GetLogsArchiveTarget invokes GetLogsArchiveTarget operation.
+//
+// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+//
+// GET /mgmt/openapi/5/logs/data-setup/v2
+func (c *Client) GetLogsArchiveTarget(ctx context.Context, options ...RequestOption) (*LogsArchiveTargetEnvelope, error) {
+	res, err := c.sendGetLogsArchiveTarget(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendGetLogsArchiveTarget(ctx context.Context, requestOptions ...RequestOption) (res *LogsArchiveTargetEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/logs/data-setup/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetLogsArchiveTargetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetLogsArchiveTargetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetLogsCountV2 invokes GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -21806,6 +22722,101 @@ func (c *Client) sendGetManagedIntegrationStatus(ctx context.Context, params Get
 	}
 
 	result, err := decodeGetManagedIntegrationStatusResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetMetricsArchive invokes GetMetricsArchive operation.
+//
+// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+// configured.
+//
+// GET /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) GetMetricsArchive(ctx context.Context, options ...RequestOption) (*MetricsArchiveEnvelope, error) {
+	res, err := c.sendGetMetricsArchive(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendGetMetricsArchive(ctx context.Context, requestOptions ...RequestOption) (res *MetricsArchiveEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetMetricsArchiveResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -25107,6 +26118,101 @@ func (c *Client) sendLinkAiCustomEvaluation(ctx context.Context, params LinkAiCu
 	}
 
 	result, err := decodeLinkAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListActions invokes ListActions operation.
+//
+// Every action of the team: the shared ones first, then the private ones, each group in its display
+// order (see OrderActions), ties by creation.
+//
+// GET /mgmt/openapi/5/actions/actions/v2
+func (c *Client) ListActions(ctx context.Context, options ...RequestOption) (*ActionList, error) {
+	res, err := c.sendListActions(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendListActions(ctx context.Context, requestOptions ...RequestOption) (res *ActionList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListActionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -31109,6 +32215,106 @@ func (c *Client) sendListViews(ctx context.Context, requestOptions ...RequestOpt
 	return result, nil
 }
 
+// OrderActions invokes OrderActions operation.
+//
+// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+// positions of one group must be distinct; the actions left out keep their relative order after the
+// named ones.
+//
+// POST /mgmt/openapi/5/actions/order/v2
+func (c *Client) OrderActions(ctx context.Context, request *ActionOrderRequest, options ...RequestOption) error {
+	_, err := c.sendOrderActions(ctx, request, options...)
+	return err
+}
+
+func (c *Client) sendOrderActions(ctx context.Context, request *ActionOrderRequest, requestOptions ...RequestOption) (res *ActionsOrdered, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/order/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOrderActionsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OrderActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeOrderActionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
 //
 // Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -32054,6 +33260,104 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	}
 
 	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceAction invokes ReplaceAction operation.
+//
+// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+//
+// PUT /mgmt/openapi/5/actions/actions/v2
+func (c *Client) ReplaceAction(ctx context.Context, request *ActionReplaceRequest, options ...RequestOption) (*ActionEnvelope, error) {
+	res, err := c.sendReplaceAction(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendReplaceAction(ctx context.Context, request *ActionReplaceRequest, requestOptions ...RequestOption) (res *ActionEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceActionRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeReplaceActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -34708,6 +36012,106 @@ func (c *Client) sendSetCustomPresetAsDefault(ctx context.Context, params SetCus
 	}
 
 	result, err := decodeSetCustomPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetLogsArchiveTarget invokes SetLogsArchiveTarget operation.
+//
+// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+// again; otherwise nothing is stored and the answer (400) says what failed.
+//
+// POST /mgmt/openapi/5/logs/data-setup/v2
+func (c *Client) SetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput, options ...RequestOption) (*LogsArchiveTargetEnvelope, error) {
+	res, err := c.sendSetLogsArchiveTarget(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendSetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput, requestOptions ...RequestOption) (res *LogsArchiveTargetEnvelope, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/logs/data-setup/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetLogsArchiveTargetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetLogsArchiveTargetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeSetLogsArchiveTargetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -38879,6 +40283,105 @@ func (c *Client) sendUpdateIntegration(ctx context.Context, request *UpdateInteg
 	return result, nil
 }
 
+// UpdateMetricsArchive invokes UpdateMetricsArchive operation.
+//
+// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+// 404 before it is configured.
+//
+// PUT /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) UpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput, options ...RequestOption) error {
+	_, err := c.sendUpdateMetricsArchive(ctx, request, options...)
+	return err
+}
+
+func (c *Client) sendUpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput, requestOptions ...RequestOption) (res *MetricsArchiveDone, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateMetricsArchiveRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeUpdateMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
 //
 // Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -40069,6 +41572,105 @@ func (c *Client) sendValidateEntityLabelMatcher(ctx context.Context, requestOpti
 	}
 
 	result, err := decodeValidateEntityLabelMatcherResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateMetricsArchiveBucket invokes ValidateMetricsArchiveBucket operation.
+//
+// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+func (c *Client) ValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput, options ...RequestOption) error {
+	_, err := c.sendValidateMetricsArchiveBucket(ctx, request, options...)
+	return err
+}
+
+func (c *Client) sendValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput, requestOptions ...RequestOption) (res *MetricsArchiveDone, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/validate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeValidateMetricsArchiveBucketRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateMetricsArchiveBucketOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeValidateMetricsArchiveBucketResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

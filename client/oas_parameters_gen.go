@@ -171,6 +171,11 @@ type CreateTeamMemberParams struct {
 	TeamID int64
 }
 
+// DeleteActionParams is parameters of DeleteAction operation.
+type DeleteActionParams struct {
+	ID string
+}
+
 // DeleteAiApplicationParams is parameters of DeleteAiApplication operation.
 type DeleteAiApplicationParams struct {
 	// The application's UUID.
@@ -375,6 +380,11 @@ type DeployExtensionParams struct {
 type DownloadAlertDefsParams struct {
 	// The ids to download (repeat the parameter), at most 1000.
 	Ids []string `json:",omitempty"`
+}
+
+// GetActionParams is parameters of GetAction operation.
+type GetActionParams struct {
+	ID string
 }
 
 // GetAiApplicationParams is parameters of GetAiApplication operation.

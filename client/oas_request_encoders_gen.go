@@ -175,6 +175,20 @@ func encodeAtomicBatchExecuteE2MRequest(
 	return nil
 }
 
+func encodeBatchActionsRequest(
+	req *ActionBatchRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeBatchExecuteSlosRequest(
 	req *BatchExecuteSloRequest,
 	r *http.Request,
@@ -331,6 +345,34 @@ func encodeCheckDashboardRequest(
 
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeConfigureMetricsArchiveRequest(
+	req *MetricsArchiveConfigureInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateActionRequest(
+	req *ActionInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -989,6 +1031,20 @@ func encodeListNotificationDeliveriesRequest(
 	return nil
 }
 
+func encodeOrderActionsRequest(
+	req *ActionOrderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeOverwriteAllEnrichmentsRequest(
 	req OptOverwriteAllEnrichmentsRequest,
 	r *http.Request,
@@ -1087,6 +1143,20 @@ func encodeQueryDataUsageRequest(
 
 func encodeReorderPoliciesRequest(
 	req *PolicyOrderInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceActionRequest(
+	req *ActionReplaceRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1373,6 +1443,20 @@ func encodeSetAiModelPricingRequest(
 
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSetLogsArchiveTargetRequest(
+	req *LogsArchiveTargetInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -1831,6 +1915,20 @@ func encodeUpdateIntegrationRequest(
 	return nil
 }
 
+func encodeUpdateMetricsArchiveRequest(
+	req *MetricsArchiveUpdateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateOutgoingWebhookRequest(
 	req *UpdateOutgoingWebhookRequest,
 	r *http.Request,
@@ -1959,6 +2057,20 @@ func encodeUpdateTeamMemberRequest(
 
 func encodeUpdateTeamMemberStatusesRequest(
 	req *UpdateTeamMemberStatusesRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeValidateMetricsArchiveBucketRequest(
+	req *MetricsArchiveValidateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -15,6 +15,537 @@ func (s *ErrorStatusCode) Error() string {
 	return fmt.Sprintf("code %d: %+v", s.StatusCode, s.Response)
 }
 
+// A stored action. `createdBy` is set by the server; `isHidden` is kept as sent.
+// Ref: #/components/schemas/Action
+type Action struct {
+	ID               OptString           `json:"id"`
+	Name             OptString           `json:"name"`
+	Description      OptString           `json:"description"`
+	URL              OptString           `json:"url"`
+	IsPrivate        OptBool             `json:"isPrivate"`
+	IsHidden         OptBool             `json:"isHidden"`
+	SourceType       OptActionSourceType `json:"sourceType"`
+	ApplicationNames ActionNames         `json:"applicationNames"`
+	SubsystemNames   ActionNames         `json:"subsystemNames"`
+	CreatedBy        OptString           `json:"createdBy"`
+	DpxlFilter       OptString           `json:"dpxlFilter"`
+	UrlFields        []ActionURLField    `json:"urlFields"`
+}
+
+// GetID returns the value of ID.
+func (s *Action) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *Action) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Action) GetDescription() OptString {
+	return s.Description
+}
+
+// GetURL returns the value of URL.
+func (s *Action) GetURL() OptString {
+	return s.URL
+}
+
+// GetIsPrivate returns the value of IsPrivate.
+func (s *Action) GetIsPrivate() OptBool {
+	return s.IsPrivate
+}
+
+// GetIsHidden returns the value of IsHidden.
+func (s *Action) GetIsHidden() OptBool {
+	return s.IsHidden
+}
+
+// GetSourceType returns the value of SourceType.
+func (s *Action) GetSourceType() OptActionSourceType {
+	return s.SourceType
+}
+
+// GetApplicationNames returns the value of ApplicationNames.
+func (s *Action) GetApplicationNames() ActionNames {
+	return s.ApplicationNames
+}
+
+// GetSubsystemNames returns the value of SubsystemNames.
+func (s *Action) GetSubsystemNames() ActionNames {
+	return s.SubsystemNames
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *Action) GetCreatedBy() OptString {
+	return s.CreatedBy
+}
+
+// GetDpxlFilter returns the value of DpxlFilter.
+func (s *Action) GetDpxlFilter() OptString {
+	return s.DpxlFilter
+}
+
+// GetUrlFields returns the value of UrlFields.
+func (s *Action) GetUrlFields() []ActionURLField {
+	return s.UrlFields
+}
+
+// SetID sets the value of ID.
+func (s *Action) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *Action) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Action) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetURL sets the value of URL.
+func (s *Action) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetIsPrivate sets the value of IsPrivate.
+func (s *Action) SetIsPrivate(val OptBool) {
+	s.IsPrivate = val
+}
+
+// SetIsHidden sets the value of IsHidden.
+func (s *Action) SetIsHidden(val OptBool) {
+	s.IsHidden = val
+}
+
+// SetSourceType sets the value of SourceType.
+func (s *Action) SetSourceType(val OptActionSourceType) {
+	s.SourceType = val
+}
+
+// SetApplicationNames sets the value of ApplicationNames.
+func (s *Action) SetApplicationNames(val ActionNames) {
+	s.ApplicationNames = val
+}
+
+// SetSubsystemNames sets the value of SubsystemNames.
+func (s *Action) SetSubsystemNames(val ActionNames) {
+	s.SubsystemNames = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *Action) SetCreatedBy(val OptString) {
+	s.CreatedBy = val
+}
+
+// SetDpxlFilter sets the value of DpxlFilter.
+func (s *Action) SetDpxlFilter(val OptString) {
+	s.DpxlFilter = val
+}
+
+// SetUrlFields sets the value of UrlFields.
+func (s *Action) SetUrlFields(val []ActionURLField) {
+	s.UrlFields = val
+}
+
+// The answer to one request of a batch, under the request's own key.
+// Ref: #/components/schemas/ActionBatchAnswer
+type ActionBatchAnswer struct {
+	Create  OptActionEnvelope `json:"create"`
+	Replace OptActionEnvelope `json:"replace"`
+	Delete  *ActionDeleted    `json:"delete"`
+}
+
+// GetCreate returns the value of Create.
+func (s *ActionBatchAnswer) GetCreate() OptActionEnvelope {
+	return s.Create
+}
+
+// GetReplace returns the value of Replace.
+func (s *ActionBatchAnswer) GetReplace() OptActionEnvelope {
+	return s.Replace
+}
+
+// GetDelete returns the value of Delete.
+func (s *ActionBatchAnswer) GetDelete() *ActionDeleted {
+	return s.Delete
+}
+
+// SetCreate sets the value of Create.
+func (s *ActionBatchAnswer) SetCreate(val OptActionEnvelope) {
+	s.Create = val
+}
+
+// SetReplace sets the value of Replace.
+func (s *ActionBatchAnswer) SetReplace(val OptActionEnvelope) {
+	s.Replace = val
+}
+
+// SetDelete sets the value of Delete.
+func (s *ActionBatchAnswer) SetDelete(val *ActionDeleted) {
+	s.Delete = val
+}
+
+// Exactly one of `create`, `replace` and `delete`.
+// Ref: #/components/schemas/ActionBatchItem
+type ActionBatchItem struct {
+	Create  OptActionInput          `json:"create"`
+	Replace OptActionReplaceRequest `json:"replace"`
+	Delete  OptActionDeleteRequest  `json:"delete"`
+}
+
+// GetCreate returns the value of Create.
+func (s *ActionBatchItem) GetCreate() OptActionInput {
+	return s.Create
+}
+
+// GetReplace returns the value of Replace.
+func (s *ActionBatchItem) GetReplace() OptActionReplaceRequest {
+	return s.Replace
+}
+
+// GetDelete returns the value of Delete.
+func (s *ActionBatchItem) GetDelete() OptActionDeleteRequest {
+	return s.Delete
+}
+
+// SetCreate sets the value of Create.
+func (s *ActionBatchItem) SetCreate(val OptActionInput) {
+	s.Create = val
+}
+
+// SetReplace sets the value of Replace.
+func (s *ActionBatchItem) SetReplace(val OptActionReplaceRequest) {
+	s.Replace = val
+}
+
+// SetDelete sets the value of Delete.
+func (s *ActionBatchItem) SetDelete(val OptActionDeleteRequest) {
+	s.Delete = val
+}
+
+// Ref: #/components/schemas/ActionBatchRequest
+type ActionBatchRequest struct {
+	Requests []ActionBatchItem `json:"requests"`
+}
+
+// GetRequests returns the value of Requests.
+func (s *ActionBatchRequest) GetRequests() []ActionBatchItem {
+	return s.Requests
+}
+
+// SetRequests sets the value of Requests.
+func (s *ActionBatchRequest) SetRequests(val []ActionBatchItem) {
+	s.Requests = val
+}
+
+// Ref: #/components/schemas/ActionBatchResponse
+type ActionBatchResponse struct {
+	MatchingResponses []ActionBatchAnswer `json:"matchingResponses"`
+}
+
+// GetMatchingResponses returns the value of MatchingResponses.
+func (s *ActionBatchResponse) GetMatchingResponses() []ActionBatchAnswer {
+	return s.MatchingResponses
+}
+
+// SetMatchingResponses sets the value of MatchingResponses.
+func (s *ActionBatchResponse) SetMatchingResponses(val []ActionBatchAnswer) {
+	s.MatchingResponses = val
+}
+
+// Ref: #/components/schemas/ActionDeleteRequest
+type ActionDeleteRequest struct {
+	ID OptString `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *ActionDeleteRequest) GetID() OptString {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *ActionDeleteRequest) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/ActionDeleted
+type ActionDeleted struct{}
+
+// Ref: #/components/schemas/ActionEnvelope
+type ActionEnvelope struct {
+	Action OptAction `json:"action"`
+}
+
+// GetAction returns the value of Action.
+func (s *ActionEnvelope) GetAction() OptAction {
+	return s.Action
+}
+
+// SetAction sets the value of Action.
+func (s *ActionEnvelope) SetAction(val OptAction) {
+	s.Action = val
+}
+
+// An action as clients write it; `name` and `url` are required.
+// Ref: #/components/schemas/ActionInput
+type ActionInput struct {
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// An http:// or https:// URL template.
+	URL              OptString           `json:"url"`
+	IsPrivate        OptBool             `json:"isPrivate"`
+	SourceType       OptActionSourceType `json:"sourceType"`
+	ApplicationNames ActionNames         `json:"applicationNames"`
+	SubsystemNames   ActionNames         `json:"subsystemNames"`
+	DpxlFilter       OptString           `json:"dpxlFilter"`
+	UrlFields        []ActionURLField    `json:"urlFields"`
+}
+
+// GetName returns the value of Name.
+func (s *ActionInput) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ActionInput) GetDescription() OptString {
+	return s.Description
+}
+
+// GetURL returns the value of URL.
+func (s *ActionInput) GetURL() OptString {
+	return s.URL
+}
+
+// GetIsPrivate returns the value of IsPrivate.
+func (s *ActionInput) GetIsPrivate() OptBool {
+	return s.IsPrivate
+}
+
+// GetSourceType returns the value of SourceType.
+func (s *ActionInput) GetSourceType() OptActionSourceType {
+	return s.SourceType
+}
+
+// GetApplicationNames returns the value of ApplicationNames.
+func (s *ActionInput) GetApplicationNames() ActionNames {
+	return s.ApplicationNames
+}
+
+// GetSubsystemNames returns the value of SubsystemNames.
+func (s *ActionInput) GetSubsystemNames() ActionNames {
+	return s.SubsystemNames
+}
+
+// GetDpxlFilter returns the value of DpxlFilter.
+func (s *ActionInput) GetDpxlFilter() OptString {
+	return s.DpxlFilter
+}
+
+// GetUrlFields returns the value of UrlFields.
+func (s *ActionInput) GetUrlFields() []ActionURLField {
+	return s.UrlFields
+}
+
+// SetName sets the value of Name.
+func (s *ActionInput) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ActionInput) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetURL sets the value of URL.
+func (s *ActionInput) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetIsPrivate sets the value of IsPrivate.
+func (s *ActionInput) SetIsPrivate(val OptBool) {
+	s.IsPrivate = val
+}
+
+// SetSourceType sets the value of SourceType.
+func (s *ActionInput) SetSourceType(val OptActionSourceType) {
+	s.SourceType = val
+}
+
+// SetApplicationNames sets the value of ApplicationNames.
+func (s *ActionInput) SetApplicationNames(val ActionNames) {
+	s.ApplicationNames = val
+}
+
+// SetSubsystemNames sets the value of SubsystemNames.
+func (s *ActionInput) SetSubsystemNames(val ActionNames) {
+	s.SubsystemNames = val
+}
+
+// SetDpxlFilter sets the value of DpxlFilter.
+func (s *ActionInput) SetDpxlFilter(val OptString) {
+	s.DpxlFilter = val
+}
+
+// SetUrlFields sets the value of UrlFields.
+func (s *ActionInput) SetUrlFields(val []ActionURLField) {
+	s.UrlFields = val
+}
+
+// Ref: #/components/schemas/ActionList
+type ActionList struct {
+	Actions []Action `json:"actions"`
+}
+
+// GetActions returns the value of Actions.
+func (s *ActionList) GetActions() []Action {
+	return s.Actions
+}
+
+// SetActions sets the value of Actions.
+func (s *ActionList) SetActions(val []Action) {
+	s.Actions = val
+}
+
+type ActionNames []string
+
+// Ref: #/components/schemas/ActionOrderRequest
+type ActionOrderRequest struct {
+	SharedActionsOrder  OptActionPositions `json:"sharedActionsOrder"`
+	PrivateActionsOrder OptActionPositions `json:"privateActionsOrder"`
+}
+
+// GetSharedActionsOrder returns the value of SharedActionsOrder.
+func (s *ActionOrderRequest) GetSharedActionsOrder() OptActionPositions {
+	return s.SharedActionsOrder
+}
+
+// GetPrivateActionsOrder returns the value of PrivateActionsOrder.
+func (s *ActionOrderRequest) GetPrivateActionsOrder() OptActionPositions {
+	return s.PrivateActionsOrder
+}
+
+// SetSharedActionsOrder sets the value of SharedActionsOrder.
+func (s *ActionOrderRequest) SetSharedActionsOrder(val OptActionPositions) {
+	s.SharedActionsOrder = val
+}
+
+// SetPrivateActionsOrder sets the value of PrivateActionsOrder.
+func (s *ActionOrderRequest) SetPrivateActionsOrder(val OptActionPositions) {
+	s.PrivateActionsOrder = val
+}
+
+// Ref: #/components/schemas/ActionPositions
+type ActionPositions map[string]int64
+
+func (s *ActionPositions) init() ActionPositions {
+	m := *s
+	if m == nil {
+		m = map[string]int64{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ActionReplaceRequest
+type ActionReplaceRequest struct {
+	Action OptAction `json:"action"`
+}
+
+// GetAction returns the value of Action.
+func (s *ActionReplaceRequest) GetAction() OptAction {
+	return s.Action
+}
+
+// SetAction sets the value of Action.
+func (s *ActionReplaceRequest) SetAction(val OptAction) {
+	s.Action = val
+}
+
+// Where the action is offered.
+// Ref: #/components/schemas/ActionSourceType
+type ActionSourceType string
+
+const (
+	ActionSourceTypeSOURCETYPEUNSPECIFIED ActionSourceType = "SOURCE_TYPE_UNSPECIFIED"
+	ActionSourceTypeSOURCETYPELOG         ActionSourceType = "SOURCE_TYPE_LOG"
+	ActionSourceTypeSOURCETYPEDATAMAP     ActionSourceType = "SOURCE_TYPE_DATA_MAP"
+)
+
+// AllValues returns all ActionSourceType values.
+func (ActionSourceType) AllValues() []ActionSourceType {
+	return []ActionSourceType{
+		ActionSourceTypeSOURCETYPEUNSPECIFIED,
+		ActionSourceTypeSOURCETYPELOG,
+		ActionSourceTypeSOURCETYPEDATAMAP,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ActionSourceType) MarshalText() ([]byte, error) {
+	switch s {
+	case ActionSourceTypeSOURCETYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ActionSourceTypeSOURCETYPELOG:
+		return []byte(s), nil
+	case ActionSourceTypeSOURCETYPEDATAMAP:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ActionSourceType) UnmarshalText(data []byte) error {
+	switch ActionSourceType(data) {
+	case ActionSourceTypeSOURCETYPEUNSPECIFIED:
+		*s = ActionSourceTypeSOURCETYPEUNSPECIFIED
+		return nil
+	case ActionSourceTypeSOURCETYPELOG:
+		*s = ActionSourceTypeSOURCETYPELOG
+		return nil
+	case ActionSourceTypeSOURCETYPEDATAMAP:
+		*s = ActionSourceTypeSOURCETYPEDATAMAP
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A value the URL names as `{{$p.NAME}}`, asked of the user when it is required.
+// Ref: #/components/schemas/ActionURLField
+type ActionURLField struct {
+	Name     string `json:"name"`
+	Required bool   `json:"required"`
+}
+
+// GetName returns the value of Name.
+func (s *ActionURLField) GetName() string {
+	return s.Name
+}
+
+// GetRequired returns the value of Required.
+func (s *ActionURLField) GetRequired() bool {
+	return s.Required
+}
+
+// SetName sets the value of Name.
+func (s *ActionURLField) SetName(val string) {
+	s.Name = val
+}
+
+// SetRequired sets the value of Required.
+func (s *ActionURLField) SetRequired(val bool) {
+	s.Required = val
+}
+
+// Ref: #/components/schemas/ActionsOrdered
+type ActionsOrdered struct{}
+
 type ActorText string
 
 // Ref: #/components/schemas/AddEnrichmentsRequest
@@ -10624,6 +11155,48 @@ func (s ApplyTeamConfigurationReqApplicationYaml) Read(p []byte) (n int, err err
 }
 
 func (*ApplyTeamConfigurationReqApplicationYaml) applyTeamConfigurationReq() {}
+
+// Ref: #/components/schemas/ArchiveFormat
+type ArchiveFormat string
+
+const (
+	ArchiveFormatTARGETFORMATUNSPECIFIED    ArchiveFormat = "TARGET_FORMAT_UNSPECIFIED"
+	ArchiveFormatTARGETFORMATPLATFORMDATAV1 ArchiveFormat = "TARGET_FORMAT_PLATFORM_DATA_V1"
+)
+
+// AllValues returns all ArchiveFormat values.
+func (ArchiveFormat) AllValues() []ArchiveFormat {
+	return []ArchiveFormat{
+		ArchiveFormatTARGETFORMATUNSPECIFIED,
+		ArchiveFormatTARGETFORMATPLATFORMDATAV1,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ArchiveFormat) MarshalText() ([]byte, error) {
+	switch s {
+	case ArchiveFormatTARGETFORMATUNSPECIFIED:
+		return []byte(s), nil
+	case ArchiveFormatTARGETFORMATPLATFORMDATAV1:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ArchiveFormat) UnmarshalText(data []byte) error {
+	switch ArchiveFormat(data) {
+	case ArchiveFormatTARGETFORMATUNSPECIFIED:
+		*s = ArchiveFormatTARGETFORMATUNSPECIFIED
+		return nil
+	case ArchiveFormatTARGETFORMATPLATFORMDATAV1:
+		*s = ArchiveFormatTARGETFORMATPLATFORMDATAV1
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
 
 // At most one of `assignee` (a user id) and `unassigned`; an option with neither adds no alternative
 // (options that are all empty filter nothing).
@@ -27058,6 +27631,290 @@ func (s *LogPoliciesInputPoliciesItem) SetLogRules(val PolicyLogRules) {
 	s.LogRules = val
 }
 
+// Answered as stored; this deployment sets S3 targets only.
+// Ref: #/components/schemas/LogsArchiveIbmCos
+type LogsArchiveIbmCos struct {
+	BucketCrn  string                         `json:"bucketCrn"`
+	Endpoint   string                         `json:"endpoint"`
+	ServiceCrn OptString                      `json:"serviceCrn"`
+	BucketType OptLogsArchiveIbmCosBucketType `json:"bucketType"`
+}
+
+// GetBucketCrn returns the value of BucketCrn.
+func (s *LogsArchiveIbmCos) GetBucketCrn() string {
+	return s.BucketCrn
+}
+
+// GetEndpoint returns the value of Endpoint.
+func (s *LogsArchiveIbmCos) GetEndpoint() string {
+	return s.Endpoint
+}
+
+// GetServiceCrn returns the value of ServiceCrn.
+func (s *LogsArchiveIbmCos) GetServiceCrn() OptString {
+	return s.ServiceCrn
+}
+
+// GetBucketType returns the value of BucketType.
+func (s *LogsArchiveIbmCos) GetBucketType() OptLogsArchiveIbmCosBucketType {
+	return s.BucketType
+}
+
+// SetBucketCrn sets the value of BucketCrn.
+func (s *LogsArchiveIbmCos) SetBucketCrn(val string) {
+	s.BucketCrn = val
+}
+
+// SetEndpoint sets the value of Endpoint.
+func (s *LogsArchiveIbmCos) SetEndpoint(val string) {
+	s.Endpoint = val
+}
+
+// SetServiceCrn sets the value of ServiceCrn.
+func (s *LogsArchiveIbmCos) SetServiceCrn(val OptString) {
+	s.ServiceCrn = val
+}
+
+// SetBucketType sets the value of BucketType.
+func (s *LogsArchiveIbmCos) SetBucketType(val OptLogsArchiveIbmCosBucketType) {
+	s.BucketType = val
+}
+
+type LogsArchiveIbmCosBucketType string
+
+const (
+	LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEUNSPECIFIED LogsArchiveIbmCosBucketType = "IBM_BUCKET_TYPE_UNSPECIFIED"
+	LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEEXTERNAL    LogsArchiveIbmCosBucketType = "IBM_BUCKET_TYPE_EXTERNAL"
+	LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEINTERNAL    LogsArchiveIbmCosBucketType = "IBM_BUCKET_TYPE_INTERNAL"
+)
+
+// AllValues returns all LogsArchiveIbmCosBucketType values.
+func (LogsArchiveIbmCosBucketType) AllValues() []LogsArchiveIbmCosBucketType {
+	return []LogsArchiveIbmCosBucketType{
+		LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEUNSPECIFIED,
+		LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEEXTERNAL,
+		LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEINTERNAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s LogsArchiveIbmCosBucketType) MarshalText() ([]byte, error) {
+	switch s {
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEEXTERNAL:
+		return []byte(s), nil
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEINTERNAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *LogsArchiveIbmCosBucketType) UnmarshalText(data []byte) error {
+	switch LogsArchiveIbmCosBucketType(data) {
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEUNSPECIFIED:
+		*s = LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEUNSPECIFIED
+		return nil
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEEXTERNAL:
+		*s = LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEEXTERNAL
+		return nil
+	case LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEINTERNAL:
+		*s = LogsArchiveIbmCosBucketTypeIBMBUCKETTYPEINTERNAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/LogsArchiveS3
+type LogsArchiveS3 struct {
+	// An S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens.
+	Bucket string `json:"bucket"`
+	// An AWS region, e.g. eu-west-1.
+	Region     OptString `json:"region"`
+	ExternalId OptString `json:"externalId"`
+	RoleArn    OptString `json:"roleArn"`
+}
+
+// GetBucket returns the value of Bucket.
+func (s *LogsArchiveS3) GetBucket() string {
+	return s.Bucket
+}
+
+// GetRegion returns the value of Region.
+func (s *LogsArchiveS3) GetRegion() OptString {
+	return s.Region
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *LogsArchiveS3) GetExternalId() OptString {
+	return s.ExternalId
+}
+
+// GetRoleArn returns the value of RoleArn.
+func (s *LogsArchiveS3) GetRoleArn() OptString {
+	return s.RoleArn
+}
+
+// SetBucket sets the value of Bucket.
+func (s *LogsArchiveS3) SetBucket(val string) {
+	s.Bucket = val
+}
+
+// SetRegion sets the value of Region.
+func (s *LogsArchiveS3) SetRegion(val OptString) {
+	s.Region = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *LogsArchiveS3) SetExternalId(val OptString) {
+	s.ExternalId = val
+}
+
+// SetRoleArn sets the value of RoleArn.
+func (s *LogsArchiveS3) SetRoleArn(val OptString) {
+	s.RoleArn = val
+}
+
+// Ref: #/components/schemas/LogsArchiveSpec
+type LogsArchiveSpec struct {
+	IsActive          OptBool          `json:"isActive"`
+	Format            OptArchiveFormat `json:"format"`
+	EnableTags        OptBool          `json:"enableTags"`
+	ArchivingFormatId OptString        `json:"archivingFormatId"`
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *LogsArchiveSpec) GetIsActive() OptBool {
+	return s.IsActive
+}
+
+// GetFormat returns the value of Format.
+func (s *LogsArchiveSpec) GetFormat() OptArchiveFormat {
+	return s.Format
+}
+
+// GetEnableTags returns the value of EnableTags.
+func (s *LogsArchiveSpec) GetEnableTags() OptBool {
+	return s.EnableTags
+}
+
+// GetArchivingFormatId returns the value of ArchivingFormatId.
+func (s *LogsArchiveSpec) GetArchivingFormatId() OptString {
+	return s.ArchivingFormatId
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *LogsArchiveSpec) SetIsActive(val OptBool) {
+	s.IsActive = val
+}
+
+// SetFormat sets the value of Format.
+func (s *LogsArchiveSpec) SetFormat(val OptArchiveFormat) {
+	s.Format = val
+}
+
+// SetEnableTags sets the value of EnableTags.
+func (s *LogsArchiveSpec) SetEnableTags(val OptBool) {
+	s.EnableTags = val
+}
+
+// SetArchivingFormatId sets the value of ArchivingFormatId.
+func (s *LogsArchiveSpec) SetArchivingFormatId(val OptString) {
+	s.ArchivingFormatId = val
+}
+
+// Ref: #/components/schemas/LogsArchiveTarget
+type LogsArchiveTarget struct {
+	ArchiveSpec LogsArchiveSpec      `json:"archiveSpec"`
+	S3          OptLogsArchiveS3     `json:"s3"`
+	IbmCos      OptLogsArchiveIbmCos `json:"ibmCos"`
+}
+
+// GetArchiveSpec returns the value of ArchiveSpec.
+func (s *LogsArchiveTarget) GetArchiveSpec() LogsArchiveSpec {
+	return s.ArchiveSpec
+}
+
+// GetS3 returns the value of S3.
+func (s *LogsArchiveTarget) GetS3() OptLogsArchiveS3 {
+	return s.S3
+}
+
+// GetIbmCos returns the value of IbmCos.
+func (s *LogsArchiveTarget) GetIbmCos() OptLogsArchiveIbmCos {
+	return s.IbmCos
+}
+
+// SetArchiveSpec sets the value of ArchiveSpec.
+func (s *LogsArchiveTarget) SetArchiveSpec(val LogsArchiveSpec) {
+	s.ArchiveSpec = val
+}
+
+// SetS3 sets the value of S3.
+func (s *LogsArchiveTarget) SetS3(val OptLogsArchiveS3) {
+	s.S3 = val
+}
+
+// SetIbmCos sets the value of IbmCos.
+func (s *LogsArchiveTarget) SetIbmCos(val OptLogsArchiveIbmCos) {
+	s.IbmCos = val
+}
+
+// Ref: #/components/schemas/LogsArchiveTargetEnvelope
+type LogsArchiveTargetEnvelope struct {
+	Target LogsArchiveTarget `json:"target"`
+}
+
+// GetTarget returns the value of Target.
+func (s *LogsArchiveTargetEnvelope) GetTarget() LogsArchiveTarget {
+	return s.Target
+}
+
+// SetTarget sets the value of Target.
+func (s *LogsArchiveTargetEnvelope) SetTarget(val LogsArchiveTarget) {
+	s.Target = val
+}
+
+// Ref: #/components/schemas/LogsArchiveTargetInput
+type LogsArchiveTargetInput struct {
+	IsActive bool             `json:"isActive"`
+	Format   OptArchiveFormat `json:"format"`
+	S3       LogsArchiveS3    `json:"s3"`
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *LogsArchiveTargetInput) GetIsActive() bool {
+	return s.IsActive
+}
+
+// GetFormat returns the value of Format.
+func (s *LogsArchiveTargetInput) GetFormat() OptArchiveFormat {
+	return s.Format
+}
+
+// GetS3 returns the value of S3.
+func (s *LogsArchiveTargetInput) GetS3() LogsArchiveS3 {
+	return s.S3
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *LogsArchiveTargetInput) SetIsActive(val bool) {
+	s.IsActive = val
+}
+
+// SetFormat sets the value of Format.
+func (s *LogsArchiveTargetInput) SetFormat(val OptArchiveFormat) {
+	s.Format = val
+}
+
+// SetS3 sets the value of S3.
+func (s *LogsArchiveTargetInput) SetS3(val LogsArchiveS3) {
+	s.S3 = val
+}
+
 type LowerUUID string
 
 // Microsoft Teams workflow webhooks have no settings but their URL.
@@ -27406,6 +28263,359 @@ func (s *MetaLabel) SetKey(val OptString) {
 // SetValue sets the value of Value.
 func (s *MetaLabel) SetValue(val OptString) {
 	s.Value = val
+}
+
+// Ref: #/components/schemas/MetricsArchiveConfig
+type MetricsArchiveConfig struct {
+	TenantId        OptInt64                   `json:"tenantId"`
+	Disabled        OptBool                    `json:"disabled"`
+	Prefix          OptString                  `json:"prefix"`
+	S3              OptMetricsArchiveS3        `json:"s3"`
+	Ibm             OptMetricsArchiveIbm       `json:"ibm"`
+	Gcs             OptMetricsArchiveGcs       `json:"gcs"`
+	RetentionPolicy OptMetricsArchiveRetention `json:"retentionPolicy"`
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *MetricsArchiveConfig) GetTenantId() OptInt64 {
+	return s.TenantId
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *MetricsArchiveConfig) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetPrefix returns the value of Prefix.
+func (s *MetricsArchiveConfig) GetPrefix() OptString {
+	return s.Prefix
+}
+
+// GetS3 returns the value of S3.
+func (s *MetricsArchiveConfig) GetS3() OptMetricsArchiveS3 {
+	return s.S3
+}
+
+// GetIbm returns the value of Ibm.
+func (s *MetricsArchiveConfig) GetIbm() OptMetricsArchiveIbm {
+	return s.Ibm
+}
+
+// GetGcs returns the value of Gcs.
+func (s *MetricsArchiveConfig) GetGcs() OptMetricsArchiveGcs {
+	return s.Gcs
+}
+
+// GetRetentionPolicy returns the value of RetentionPolicy.
+func (s *MetricsArchiveConfig) GetRetentionPolicy() OptMetricsArchiveRetention {
+	return s.RetentionPolicy
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *MetricsArchiveConfig) SetTenantId(val OptInt64) {
+	s.TenantId = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *MetricsArchiveConfig) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetPrefix sets the value of Prefix.
+func (s *MetricsArchiveConfig) SetPrefix(val OptString) {
+	s.Prefix = val
+}
+
+// SetS3 sets the value of S3.
+func (s *MetricsArchiveConfig) SetS3(val OptMetricsArchiveS3) {
+	s.S3 = val
+}
+
+// SetIbm sets the value of Ibm.
+func (s *MetricsArchiveConfig) SetIbm(val OptMetricsArchiveIbm) {
+	s.Ibm = val
+}
+
+// SetGcs sets the value of Gcs.
+func (s *MetricsArchiveConfig) SetGcs(val OptMetricsArchiveGcs) {
+	s.Gcs = val
+}
+
+// SetRetentionPolicy sets the value of RetentionPolicy.
+func (s *MetricsArchiveConfig) SetRetentionPolicy(val OptMetricsArchiveRetention) {
+	s.RetentionPolicy = val
+}
+
+// Exactly one of `s3`, `ibm` and `gcs`.
+// Ref: #/components/schemas/MetricsArchiveConfigureInput
+type MetricsArchiveConfigureInput struct {
+	S3              OptMetricsArchiveS3        `json:"s3"`
+	Ibm             OptMetricsArchiveIbm       `json:"ibm"`
+	Gcs             OptMetricsArchiveGcs       `json:"gcs"`
+	RetentionPolicy OptMetricsArchiveRetention `json:"retentionPolicy"`
+}
+
+// GetS3 returns the value of S3.
+func (s *MetricsArchiveConfigureInput) GetS3() OptMetricsArchiveS3 {
+	return s.S3
+}
+
+// GetIbm returns the value of Ibm.
+func (s *MetricsArchiveConfigureInput) GetIbm() OptMetricsArchiveIbm {
+	return s.Ibm
+}
+
+// GetGcs returns the value of Gcs.
+func (s *MetricsArchiveConfigureInput) GetGcs() OptMetricsArchiveGcs {
+	return s.Gcs
+}
+
+// GetRetentionPolicy returns the value of RetentionPolicy.
+func (s *MetricsArchiveConfigureInput) GetRetentionPolicy() OptMetricsArchiveRetention {
+	return s.RetentionPolicy
+}
+
+// SetS3 sets the value of S3.
+func (s *MetricsArchiveConfigureInput) SetS3(val OptMetricsArchiveS3) {
+	s.S3 = val
+}
+
+// SetIbm sets the value of Ibm.
+func (s *MetricsArchiveConfigureInput) SetIbm(val OptMetricsArchiveIbm) {
+	s.Ibm = val
+}
+
+// SetGcs sets the value of Gcs.
+func (s *MetricsArchiveConfigureInput) SetGcs(val OptMetricsArchiveGcs) {
+	s.Gcs = val
+}
+
+// SetRetentionPolicy sets the value of RetentionPolicy.
+func (s *MetricsArchiveConfigureInput) SetRetentionPolicy(val OptMetricsArchiveRetention) {
+	s.RetentionPolicy = val
+}
+
+// Ref: #/components/schemas/MetricsArchiveDone
+type MetricsArchiveDone struct{}
+
+// Ref: #/components/schemas/MetricsArchiveEnvelope
+type MetricsArchiveEnvelope struct {
+	TenantConfig OptMetricsArchiveConfig `json:"tenantConfig"`
+}
+
+// GetTenantConfig returns the value of TenantConfig.
+func (s *MetricsArchiveEnvelope) GetTenantConfig() OptMetricsArchiveConfig {
+	return s.TenantConfig
+}
+
+// SetTenantConfig sets the value of TenantConfig.
+func (s *MetricsArchiveEnvelope) SetTenantConfig(val OptMetricsArchiveConfig) {
+	s.TenantConfig = val
+}
+
+// Ref: #/components/schemas/MetricsArchiveGcs
+type MetricsArchiveGcs struct {
+	Bucket OptString `json:"bucket"`
+}
+
+// GetBucket returns the value of Bucket.
+func (s *MetricsArchiveGcs) GetBucket() OptString {
+	return s.Bucket
+}
+
+// SetBucket sets the value of Bucket.
+func (s *MetricsArchiveGcs) SetBucket(val OptString) {
+	s.Bucket = val
+}
+
+// Ref: #/components/schemas/MetricsArchiveIbm
+type MetricsArchiveIbm struct {
+	Crn        OptString `json:"crn"`
+	Endpoint   OptString `json:"endpoint"`
+	ServiceCrn OptString `json:"serviceCrn"`
+}
+
+// GetCrn returns the value of Crn.
+func (s *MetricsArchiveIbm) GetCrn() OptString {
+	return s.Crn
+}
+
+// GetEndpoint returns the value of Endpoint.
+func (s *MetricsArchiveIbm) GetEndpoint() OptString {
+	return s.Endpoint
+}
+
+// GetServiceCrn returns the value of ServiceCrn.
+func (s *MetricsArchiveIbm) GetServiceCrn() OptString {
+	return s.ServiceCrn
+}
+
+// SetCrn sets the value of Crn.
+func (s *MetricsArchiveIbm) SetCrn(val OptString) {
+	s.Crn = val
+}
+
+// SetEndpoint sets the value of Endpoint.
+func (s *MetricsArchiveIbm) SetEndpoint(val OptString) {
+	s.Endpoint = val
+}
+
+// SetServiceCrn sets the value of ServiceCrn.
+func (s *MetricsArchiveIbm) SetServiceCrn(val OptString) {
+	s.ServiceCrn = val
+}
+
+// Days each resolution is kept.
+// Ref: #/components/schemas/MetricsArchiveRetention
+type MetricsArchiveRetention struct {
+	RawResolution         OptInt64 `json:"rawResolution"`
+	FiveMinutesResolution OptInt64 `json:"fiveMinutesResolution"`
+	OneHourResolution     OptInt64 `json:"oneHourResolution"`
+}
+
+// GetRawResolution returns the value of RawResolution.
+func (s *MetricsArchiveRetention) GetRawResolution() OptInt64 {
+	return s.RawResolution
+}
+
+// GetFiveMinutesResolution returns the value of FiveMinutesResolution.
+func (s *MetricsArchiveRetention) GetFiveMinutesResolution() OptInt64 {
+	return s.FiveMinutesResolution
+}
+
+// GetOneHourResolution returns the value of OneHourResolution.
+func (s *MetricsArchiveRetention) GetOneHourResolution() OptInt64 {
+	return s.OneHourResolution
+}
+
+// SetRawResolution sets the value of RawResolution.
+func (s *MetricsArchiveRetention) SetRawResolution(val OptInt64) {
+	s.RawResolution = val
+}
+
+// SetFiveMinutesResolution sets the value of FiveMinutesResolution.
+func (s *MetricsArchiveRetention) SetFiveMinutesResolution(val OptInt64) {
+	s.FiveMinutesResolution = val
+}
+
+// SetOneHourResolution sets the value of OneHourResolution.
+func (s *MetricsArchiveRetention) SetOneHourResolution(val OptInt64) {
+	s.OneHourResolution = val
+}
+
+// Ref: #/components/schemas/MetricsArchiveS3
+type MetricsArchiveS3 struct {
+	// An S3 bucket name: 3 to 63 lowercase letters, digits, dots and hyphens.
+	Bucket OptString `json:"bucket"`
+	// An AWS region, e.g. eu-north-1.
+	Region OptString `json:"region"`
+}
+
+// GetBucket returns the value of Bucket.
+func (s *MetricsArchiveS3) GetBucket() OptString {
+	return s.Bucket
+}
+
+// GetRegion returns the value of Region.
+func (s *MetricsArchiveS3) GetRegion() OptString {
+	return s.Region
+}
+
+// SetBucket sets the value of Bucket.
+func (s *MetricsArchiveS3) SetBucket(val OptString) {
+	s.Bucket = val
+}
+
+// SetRegion sets the value of Region.
+func (s *MetricsArchiveS3) SetRegion(val OptString) {
+	s.Region = val
+}
+
+// Exactly one of `s3`, `ibm` and `gcs`.
+// Ref: #/components/schemas/MetricsArchiveUpdateInput
+type MetricsArchiveUpdateInput struct {
+	S3            OptMetricsArchiveS3  `json:"s3"`
+	Ibm           OptMetricsArchiveIbm `json:"ibm"`
+	Gcs           OptMetricsArchiveGcs `json:"gcs"`
+	RetentionDays OptInt64             `json:"retentionDays"`
+}
+
+// GetS3 returns the value of S3.
+func (s *MetricsArchiveUpdateInput) GetS3() OptMetricsArchiveS3 {
+	return s.S3
+}
+
+// GetIbm returns the value of Ibm.
+func (s *MetricsArchiveUpdateInput) GetIbm() OptMetricsArchiveIbm {
+	return s.Ibm
+}
+
+// GetGcs returns the value of Gcs.
+func (s *MetricsArchiveUpdateInput) GetGcs() OptMetricsArchiveGcs {
+	return s.Gcs
+}
+
+// GetRetentionDays returns the value of RetentionDays.
+func (s *MetricsArchiveUpdateInput) GetRetentionDays() OptInt64 {
+	return s.RetentionDays
+}
+
+// SetS3 sets the value of S3.
+func (s *MetricsArchiveUpdateInput) SetS3(val OptMetricsArchiveS3) {
+	s.S3 = val
+}
+
+// SetIbm sets the value of Ibm.
+func (s *MetricsArchiveUpdateInput) SetIbm(val OptMetricsArchiveIbm) {
+	s.Ibm = val
+}
+
+// SetGcs sets the value of Gcs.
+func (s *MetricsArchiveUpdateInput) SetGcs(val OptMetricsArchiveGcs) {
+	s.Gcs = val
+}
+
+// SetRetentionDays sets the value of RetentionDays.
+func (s *MetricsArchiveUpdateInput) SetRetentionDays(val OptInt64) {
+	s.RetentionDays = val
+}
+
+// Exactly one of `s3`, `ibm` and `gcs`; only S3 buckets can be checked.
+// Ref: #/components/schemas/MetricsArchiveValidateInput
+type MetricsArchiveValidateInput struct {
+	S3  OptMetricsArchiveS3  `json:"s3"`
+	Ibm OptMetricsArchiveIbm `json:"ibm"`
+	Gcs OptMetricsArchiveGcs `json:"gcs"`
+}
+
+// GetS3 returns the value of S3.
+func (s *MetricsArchiveValidateInput) GetS3() OptMetricsArchiveS3 {
+	return s.S3
+}
+
+// GetIbm returns the value of Ibm.
+func (s *MetricsArchiveValidateInput) GetIbm() OptMetricsArchiveIbm {
+	return s.Ibm
+}
+
+// GetGcs returns the value of Gcs.
+func (s *MetricsArchiveValidateInput) GetGcs() OptMetricsArchiveGcs {
+	return s.Gcs
+}
+
+// SetS3 sets the value of S3.
+func (s *MetricsArchiveValidateInput) SetS3(val OptMetricsArchiveS3) {
+	s.S3 = val
+}
+
+// SetIbm sets the value of Ibm.
+func (s *MetricsArchiveValidateInput) SetIbm(val OptMetricsArchiveIbm) {
+	s.Ibm = val
+}
+
+// SetGcs sets the value of Gcs.
+func (s *MetricsArchiveValidateInput) SetGcs(val OptMetricsArchiveGcs) {
+	s.Gcs = val
 }
 
 // Ref: #/components/schemas/MicrosoftTeamsActor
@@ -27805,6 +29015,328 @@ func (s *OperatorKey) SetRoles(val []string) {
 // Opsgenie webhooks have no settings but their URL (which carries the integration's key).
 // Ref: #/components/schemas/OpsgenieConfig
 type OpsgenieConfig struct{}
+
+// NewOptAction returns new OptAction with value set to v.
+func NewOptAction(v Action) OptAction {
+	return OptAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAction is optional Action.
+type OptAction struct {
+	Value Action
+	Set   bool
+}
+
+// IsSet returns true if OptAction was set.
+func (o OptAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAction) Reset() {
+	var v Action
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAction) SetTo(v Action) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAction) Get() (v Action, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAction) Or(d Action) Action {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionDeleteRequest returns new OptActionDeleteRequest with value set to v.
+func NewOptActionDeleteRequest(v ActionDeleteRequest) OptActionDeleteRequest {
+	return OptActionDeleteRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionDeleteRequest is optional ActionDeleteRequest.
+type OptActionDeleteRequest struct {
+	Value ActionDeleteRequest
+	Set   bool
+}
+
+// IsSet returns true if OptActionDeleteRequest was set.
+func (o OptActionDeleteRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionDeleteRequest) Reset() {
+	var v ActionDeleteRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionDeleteRequest) SetTo(v ActionDeleteRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionDeleteRequest) Get() (v ActionDeleteRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionDeleteRequest) Or(d ActionDeleteRequest) ActionDeleteRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionEnvelope returns new OptActionEnvelope with value set to v.
+func NewOptActionEnvelope(v ActionEnvelope) OptActionEnvelope {
+	return OptActionEnvelope{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionEnvelope is optional ActionEnvelope.
+type OptActionEnvelope struct {
+	Value ActionEnvelope
+	Set   bool
+}
+
+// IsSet returns true if OptActionEnvelope was set.
+func (o OptActionEnvelope) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionEnvelope) Reset() {
+	var v ActionEnvelope
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionEnvelope) SetTo(v ActionEnvelope) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionEnvelope) Get() (v ActionEnvelope, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionEnvelope) Or(d ActionEnvelope) ActionEnvelope {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionInput returns new OptActionInput with value set to v.
+func NewOptActionInput(v ActionInput) OptActionInput {
+	return OptActionInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionInput is optional ActionInput.
+type OptActionInput struct {
+	Value ActionInput
+	Set   bool
+}
+
+// IsSet returns true if OptActionInput was set.
+func (o OptActionInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionInput) Reset() {
+	var v ActionInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionInput) SetTo(v ActionInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionInput) Get() (v ActionInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionInput) Or(d ActionInput) ActionInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionPositions returns new OptActionPositions with value set to v.
+func NewOptActionPositions(v ActionPositions) OptActionPositions {
+	return OptActionPositions{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionPositions is optional ActionPositions.
+type OptActionPositions struct {
+	Value ActionPositions
+	Set   bool
+}
+
+// IsSet returns true if OptActionPositions was set.
+func (o OptActionPositions) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionPositions) Reset() {
+	var v ActionPositions
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionPositions) SetTo(v ActionPositions) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionPositions) Get() (v ActionPositions, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionPositions) Or(d ActionPositions) ActionPositions {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionReplaceRequest returns new OptActionReplaceRequest with value set to v.
+func NewOptActionReplaceRequest(v ActionReplaceRequest) OptActionReplaceRequest {
+	return OptActionReplaceRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionReplaceRequest is optional ActionReplaceRequest.
+type OptActionReplaceRequest struct {
+	Value ActionReplaceRequest
+	Set   bool
+}
+
+// IsSet returns true if OptActionReplaceRequest was set.
+func (o OptActionReplaceRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionReplaceRequest) Reset() {
+	var v ActionReplaceRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionReplaceRequest) SetTo(v ActionReplaceRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionReplaceRequest) Get() (v ActionReplaceRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionReplaceRequest) Or(d ActionReplaceRequest) ActionReplaceRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptActionSourceType returns new OptActionSourceType with value set to v.
+func NewOptActionSourceType(v ActionSourceType) OptActionSourceType {
+	return OptActionSourceType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptActionSourceType is optional ActionSourceType.
+type OptActionSourceType struct {
+	Value ActionSourceType
+	Set   bool
+}
+
+// IsSet returns true if OptActionSourceType was set.
+func (o OptActionSourceType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptActionSourceType) Reset() {
+	var v ActionSourceType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptActionSourceType) SetTo(v ActionSourceType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptActionSourceType) Get() (v ActionSourceType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptActionSourceType) Or(d ActionSourceType) ActionSourceType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
 
 // NewOptActorText returns new OptActorText with value set to v.
 func NewOptActorText(v ActorText) OptActorText {
@@ -35252,6 +36784,52 @@ func (o OptApiKeyUpdateInputPresets) Get() (v ApiKeyUpdateInputPresets, ok bool)
 
 // Or returns value if set, or given parameter if does not.
 func (o OptApiKeyUpdateInputPresets) Or(d ApiKeyUpdateInputPresets) ApiKeyUpdateInputPresets {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptArchiveFormat returns new OptArchiveFormat with value set to v.
+func NewOptArchiveFormat(v ArchiveFormat) OptArchiveFormat {
+	return OptArchiveFormat{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptArchiveFormat is optional ArchiveFormat.
+type OptArchiveFormat struct {
+	Value ArchiveFormat
+	Set   bool
+}
+
+// IsSet returns true if OptArchiveFormat was set.
+func (o OptArchiveFormat) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptArchiveFormat) Reset() {
+	var v ArchiveFormat
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptArchiveFormat) SetTo(v ArchiveFormat) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptArchiveFormat) Get() (v ArchiveFormat, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptArchiveFormat) Or(d ArchiveFormat) ArchiveFormat {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -42988,6 +44566,144 @@ func (o OptLogAttachment) Or(d LogAttachment) LogAttachment {
 	return d
 }
 
+// NewOptLogsArchiveIbmCos returns new OptLogsArchiveIbmCos with value set to v.
+func NewOptLogsArchiveIbmCos(v LogsArchiveIbmCos) OptLogsArchiveIbmCos {
+	return OptLogsArchiveIbmCos{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLogsArchiveIbmCos is optional LogsArchiveIbmCos.
+type OptLogsArchiveIbmCos struct {
+	Value LogsArchiveIbmCos
+	Set   bool
+}
+
+// IsSet returns true if OptLogsArchiveIbmCos was set.
+func (o OptLogsArchiveIbmCos) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLogsArchiveIbmCos) Reset() {
+	var v LogsArchiveIbmCos
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLogsArchiveIbmCos) SetTo(v LogsArchiveIbmCos) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLogsArchiveIbmCos) Get() (v LogsArchiveIbmCos, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLogsArchiveIbmCos) Or(d LogsArchiveIbmCos) LogsArchiveIbmCos {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptLogsArchiveIbmCosBucketType returns new OptLogsArchiveIbmCosBucketType with value set to v.
+func NewOptLogsArchiveIbmCosBucketType(v LogsArchiveIbmCosBucketType) OptLogsArchiveIbmCosBucketType {
+	return OptLogsArchiveIbmCosBucketType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLogsArchiveIbmCosBucketType is optional LogsArchiveIbmCosBucketType.
+type OptLogsArchiveIbmCosBucketType struct {
+	Value LogsArchiveIbmCosBucketType
+	Set   bool
+}
+
+// IsSet returns true if OptLogsArchiveIbmCosBucketType was set.
+func (o OptLogsArchiveIbmCosBucketType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLogsArchiveIbmCosBucketType) Reset() {
+	var v LogsArchiveIbmCosBucketType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLogsArchiveIbmCosBucketType) SetTo(v LogsArchiveIbmCosBucketType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLogsArchiveIbmCosBucketType) Get() (v LogsArchiveIbmCosBucketType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLogsArchiveIbmCosBucketType) Or(d LogsArchiveIbmCosBucketType) LogsArchiveIbmCosBucketType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptLogsArchiveS3 returns new OptLogsArchiveS3 with value set to v.
+func NewOptLogsArchiveS3(v LogsArchiveS3) OptLogsArchiveS3 {
+	return OptLogsArchiveS3{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLogsArchiveS3 is optional LogsArchiveS3.
+type OptLogsArchiveS3 struct {
+	Value LogsArchiveS3
+	Set   bool
+}
+
+// IsSet returns true if OptLogsArchiveS3 was set.
+func (o OptLogsArchiveS3) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLogsArchiveS3) Reset() {
+	var v LogsArchiveS3
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLogsArchiveS3) SetTo(v LogsArchiveS3) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLogsArchiveS3) Get() (v LogsArchiveS3, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLogsArchiveS3) Or(d LogsArchiveS3) LogsArchiveS3 {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptLowerUUID returns new OptLowerUUID with value set to v.
 func NewOptLowerUUID(v LowerUUID) OptLowerUUID {
 	return OptLowerUUID{
@@ -43074,6 +44790,236 @@ func (o OptMessageConfigSchemaFieldRenderingMode) Get() (v MessageConfigSchemaFi
 
 // Or returns value if set, or given parameter if does not.
 func (o OptMessageConfigSchemaFieldRenderingMode) Or(d MessageConfigSchemaFieldRenderingMode) MessageConfigSchemaFieldRenderingMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMetricsArchiveConfig returns new OptMetricsArchiveConfig with value set to v.
+func NewOptMetricsArchiveConfig(v MetricsArchiveConfig) OptMetricsArchiveConfig {
+	return OptMetricsArchiveConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMetricsArchiveConfig is optional MetricsArchiveConfig.
+type OptMetricsArchiveConfig struct {
+	Value MetricsArchiveConfig
+	Set   bool
+}
+
+// IsSet returns true if OptMetricsArchiveConfig was set.
+func (o OptMetricsArchiveConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMetricsArchiveConfig) Reset() {
+	var v MetricsArchiveConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMetricsArchiveConfig) SetTo(v MetricsArchiveConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMetricsArchiveConfig) Get() (v MetricsArchiveConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMetricsArchiveConfig) Or(d MetricsArchiveConfig) MetricsArchiveConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMetricsArchiveGcs returns new OptMetricsArchiveGcs with value set to v.
+func NewOptMetricsArchiveGcs(v MetricsArchiveGcs) OptMetricsArchiveGcs {
+	return OptMetricsArchiveGcs{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMetricsArchiveGcs is optional MetricsArchiveGcs.
+type OptMetricsArchiveGcs struct {
+	Value MetricsArchiveGcs
+	Set   bool
+}
+
+// IsSet returns true if OptMetricsArchiveGcs was set.
+func (o OptMetricsArchiveGcs) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMetricsArchiveGcs) Reset() {
+	var v MetricsArchiveGcs
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMetricsArchiveGcs) SetTo(v MetricsArchiveGcs) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMetricsArchiveGcs) Get() (v MetricsArchiveGcs, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMetricsArchiveGcs) Or(d MetricsArchiveGcs) MetricsArchiveGcs {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMetricsArchiveIbm returns new OptMetricsArchiveIbm with value set to v.
+func NewOptMetricsArchiveIbm(v MetricsArchiveIbm) OptMetricsArchiveIbm {
+	return OptMetricsArchiveIbm{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMetricsArchiveIbm is optional MetricsArchiveIbm.
+type OptMetricsArchiveIbm struct {
+	Value MetricsArchiveIbm
+	Set   bool
+}
+
+// IsSet returns true if OptMetricsArchiveIbm was set.
+func (o OptMetricsArchiveIbm) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMetricsArchiveIbm) Reset() {
+	var v MetricsArchiveIbm
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMetricsArchiveIbm) SetTo(v MetricsArchiveIbm) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMetricsArchiveIbm) Get() (v MetricsArchiveIbm, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMetricsArchiveIbm) Or(d MetricsArchiveIbm) MetricsArchiveIbm {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMetricsArchiveRetention returns new OptMetricsArchiveRetention with value set to v.
+func NewOptMetricsArchiveRetention(v MetricsArchiveRetention) OptMetricsArchiveRetention {
+	return OptMetricsArchiveRetention{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMetricsArchiveRetention is optional MetricsArchiveRetention.
+type OptMetricsArchiveRetention struct {
+	Value MetricsArchiveRetention
+	Set   bool
+}
+
+// IsSet returns true if OptMetricsArchiveRetention was set.
+func (o OptMetricsArchiveRetention) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMetricsArchiveRetention) Reset() {
+	var v MetricsArchiveRetention
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMetricsArchiveRetention) SetTo(v MetricsArchiveRetention) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMetricsArchiveRetention) Get() (v MetricsArchiveRetention, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMetricsArchiveRetention) Or(d MetricsArchiveRetention) MetricsArchiveRetention {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMetricsArchiveS3 returns new OptMetricsArchiveS3 with value set to v.
+func NewOptMetricsArchiveS3(v MetricsArchiveS3) OptMetricsArchiveS3 {
+	return OptMetricsArchiveS3{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMetricsArchiveS3 is optional MetricsArchiveS3.
+type OptMetricsArchiveS3 struct {
+	Value MetricsArchiveS3
+	Set   bool
+}
+
+// IsSet returns true if OptMetricsArchiveS3 was set.
+func (o OptMetricsArchiveS3) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMetricsArchiveS3) Reset() {
+	var v MetricsArchiveS3
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMetricsArchiveS3) SetTo(v MetricsArchiveS3) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMetricsArchiveS3) Get() (v MetricsArchiveS3, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMetricsArchiveS3) Or(d MetricsArchiveS3) MetricsArchiveS3 {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -58470,10 +60416,11 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings`, `aiModelPricing` and
-// `ipAccess` are single objects. Connectors' secrets are exported as `********`, which an apply reads
-// as "keep the stored value"; integration instances' secrets are exported as `sensitiveData: {}` and
-// their API keys by id, read alike. An area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings`, `aiModelPricing`,
+// `ipAccess`, `logsArchiveTarget` and `metricsArchive` are single objects. Connectors' secrets are
+// exported as `********`, which an apply reads as "keep the stored value"; integration instances'
+// secrets are exported as `sensitiveData: {}` and their API keys by id, read alike. An area left out
+// is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -58502,6 +60449,9 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Actions                    ConfigurationResources      `json:"actions"`
+	LogsArchiveTarget          OptConfigurationResource    `json:"logsArchiveTarget"`
+	MetricsArchive             OptConfigurationResource    `json:"metricsArchive"`
 	EnrichmentDataSets         ConfigurationResources      `json:"enrichmentDataSets"`
 	Enrichments                ConfigurationResources      `json:"enrichments"`
 	IpAccess                   OptConfigurationResource    `json:"ipAccess"`
@@ -58638,6 +60588,21 @@ func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
 // GetAlertSchedulerRules returns the value of AlertSchedulerRules.
 func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
+}
+
+// GetActions returns the value of Actions.
+func (s *TeamConfiguration) GetActions() ConfigurationResources {
+	return s.Actions
+}
+
+// GetLogsArchiveTarget returns the value of LogsArchiveTarget.
+func (s *TeamConfiguration) GetLogsArchiveTarget() OptConfigurationResource {
+	return s.LogsArchiveTarget
+}
+
+// GetMetricsArchive returns the value of MetricsArchive.
+func (s *TeamConfiguration) GetMetricsArchive() OptConfigurationResource {
+	return s.MetricsArchive
 }
 
 // GetEnrichmentDataSets returns the value of EnrichmentDataSets.
@@ -58818,6 +60783,21 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetActions sets the value of Actions.
+func (s *TeamConfiguration) SetActions(val ConfigurationResources) {
+	s.Actions = val
+}
+
+// SetLogsArchiveTarget sets the value of LogsArchiveTarget.
+func (s *TeamConfiguration) SetLogsArchiveTarget(val OptConfigurationResource) {
+	s.LogsArchiveTarget = val
+}
+
+// SetMetricsArchive sets the value of MetricsArchive.
+func (s *TeamConfiguration) SetMetricsArchive(val OptConfigurationResource) {
+	s.MetricsArchive = val
 }
 
 // SetEnrichmentDataSets sets the value of EnrichmentDataSets.

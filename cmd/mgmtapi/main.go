@@ -30,6 +30,7 @@ import (
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/buildinfo"
@@ -220,7 +221,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
 			SMTP:           smtpServer(cfg.SMTP),
-		}, ExternalURL: externalURL})
+		}, ExternalURL: externalURL,
+		S3: archive.S3FromEnv(cfg.S3Endpoint, getenv)})
 	if err != nil {
 		return err
 	}

@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
+	"github.com/mgmtapi/mgmtapi/internal/actions"
 	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
@@ -74,6 +76,8 @@ type Options struct {
 	// IPAccess enforces the teams' IP access settings; nil makes one over DB that reads the
 	// client's address with server.ClientAddr.
 	IPAccess *ipaccess.Guard
+	// S3 is where the archive operations check buckets (--s3-endpoint and the AWS credentials).
+	S3 archive.S3
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -112,6 +116,8 @@ type handler struct {
 	*ipaccess.SettingsHandler
 	*samlconfig.ConfigurationHandler
 	*enrichments.EnrichmentHandler
+	*actions.ActionHandler
+	*archive.ArchiveHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -238,6 +244,8 @@ func New(opts Options) (*API, error) {
 	}
 	h.SettingsHandler = ipaccess.NewHandler(opts.DB, opts.IPAccess)
 	h.ConfigurationHandler = samlconfig.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), opts.ExternalURL)
+	h.ActionHandler = actions.NewHandler(opts.DB)
+	h.ArchiveHandler = archive.NewHandler(opts.DB, opts.S3)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog, integrationCatalog)...)
 	if err != nil {
 		return nil, err

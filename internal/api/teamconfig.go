@@ -12,10 +12,12 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
+	"github.com/mgmtapi/mgmtapi/internal/actions"
 	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -227,5 +229,8 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		ipaccess.Configuration{Guard: opts.IPAccess},
 		enrichments.DataSetConfiguration{},
 		enrichments.Configuration{},
+		actions.Configuration{},
+		archive.LogsConfiguration{S3: opts.S3},
+		archive.MetricsConfiguration{S3: opts.S3},
 	}
 }

@@ -26,6 +26,7 @@ import (
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
+	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -85,6 +86,10 @@ type Options struct {
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
 	Unchecked bool
+	// S3Endpoint is the S3 endpoint the archive operations check buckets at; empty means a
+	// loopback port where nothing listens, so that a check fails at once without leaving the
+	// machine (see S3Server for a real one).
+	S3Endpoint string
 }
 
 // Engines runs fn once on SQLite and, when MGMTAPI_TEST_DATABASE_URL is set, once on PostgreSQL,
@@ -205,7 +210,7 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
 			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord},
-		ExternalURL: ExternalURL})
+		ExternalURL: ExternalURL, S3: e.s3()})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}
@@ -483,4 +488,13 @@ func At(v any, keys ...any) any {
 		}
 	}
 	return v
+}
+
+// s3 is where the Env's archive operations check buckets: opts.S3Endpoint with the credentials
+// S3Server gives its servers, or a loopback port nothing listens on (port 9, discard).
+func (e *Env) s3() archive.S3 {
+	if e.opts.S3Endpoint == "" {
+		return archive.S3{Endpoint: "http://127.0.0.1:9", Timeout: 5 * time.Second}
+	}
+	return archive.S3{Endpoint: e.opts.S3Endpoint, AccessKeyID: S3AccessKey, SecretAccessKey: S3SecretKey}
 }

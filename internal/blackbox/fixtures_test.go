@@ -198,6 +198,9 @@ func init() {
 				`{"requestEnrichments":[{"fieldName":"qx7.ip","enrichmentType":{"customEnrichment":{"id":`+id+`}},"selectedColumns":["city"]}]}`)
 			return id
 		}},
+		{param: "id", prefix: "/actions/actions/v2/", create: func(f *fixtureRun) string {
+			return f.created("CreateAction", nil, "id")
+		}},
 	}
 }
 

@@ -49,6 +49,9 @@ type Config struct {
 	// ExternalURL is the base URL clients use (scheme, host, optional path, no trailing slash);
 	// empty means derived from the listen address (see DefaultExternalURL).
 	ExternalURL string
+	// S3Endpoint is the S3 endpoint (base URL, path-style) where the archive operations check
+	// buckets; empty means AWS's own endpoint of each bucket's region.
+	S3Endpoint string
 	// TLSCertFile and TLSKeyFile, both set or both empty, make the server speak HTTPS.
 	TLSCertFile, TLSKeyFile string
 	// DatabaseWait is how long the start keeps retrying an unreachable PostgreSQL; 0 tries once.
@@ -235,6 +238,23 @@ var options = []option{
 				return fmt.Errorf("must have no query or fragment, not %q", v)
 			}
 			c.ExternalURL = strings.TrimRight(v, "/")
+			return nil
+		}},
+	{"s3-endpoint", "MGMTAPI_S3_ENDPOINT", "", "S3 endpoint (path-style base URL, such as http://127.0.0.1:8333) where archive buckets are checked, with the credentials of AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN; default: AWS's endpoint of each bucket's region",
+		func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			u, err := url.Parse(v)
+			switch {
+			case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+				return fmt.Errorf("must be an absolute http or https URL naming a host, not %q", v)
+			case u.User != nil:
+				return fmt.Errorf("must not carry a user or password (the credentials come from the AWS variables), not %q", v)
+			case u.RawQuery != "" || u.Fragment != "" || strings.Contains(v, "#"):
+				return fmt.Errorf("must have no query or fragment, not %q", v)
+			}
+			c.S3Endpoint = strings.TrimRight(v, "/")
 			return nil
 		}},
 	{"tls-cert-file", "MGMTAPI_TLS_CERT_FILE", "", "PEM certificate chain; with --tls-key-file the server speaks HTTPS (and HTTP/2)",
@@ -695,6 +715,10 @@ func (c Config) String() string {
 	if integrationsDir == "" {
 		integrationsDir = "(built-in only)"
 	}
+	s3Endpoint := c.S3Endpoint
+	if s3Endpoint == "" {
+		s3Endpoint = "(aws)"
+	}
 	externalURL := c.ExternalURL
 	if externalURL == "" {
 		externalURL = "(from addr)"
@@ -748,9 +772,9 @@ func (c Config) String() string {
 		}
 		smtp = fmt.Sprintf("%s%s %s from=%s", user, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), tls, s.From)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s s3-endpoint=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

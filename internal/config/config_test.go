@@ -36,7 +36,7 @@ func TestDefaults(t *testing.T) {
 // goes on. Without the flag, the error names the variable.
 func TestFlagsWinOverBadVariables(t *testing.T) {
 	bad := map[string]string{
-		"addr": "", "external-url": "ftp://x", "tls-cert-file": "", "tls-key-file": "", "data-dir": "",
+		"addr": "", "external-url": "ftp://x", "s3-endpoint": "s3.example.com", "tls-cert-file": "", "tls-key-file": "", "data-dir": "",
 		"database-url": "mysql://x", "database-wait": "forever", "region": "", "policy-limit": "abc",
 		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "integrations-dir": "", "log-format": "xml",
 		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
@@ -49,7 +49,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"notify-attempt-timeout": "0s", "notify-retry-time": "73h", "notify-per-connector": "0",
 	}
 	good := map[string]string{
-		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
+		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "s3-endpoint": "http://127.0.0.1:8333", "tls-cert-file": "", "tls-key-file": "",
 		"data-dir": "/tmp/x", "database-url": "postgres://db.example.com/mgmt", "database-wait": "2s", "region": "eu2",
 		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext", "integrations-dir": "/tmp/int",
 		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
@@ -362,5 +362,26 @@ func TestTrustedProxies(t *testing.T) {
 	_, err = parse(nil, map[string]string{"MGMTAPI_TRUSTED_PROXIES": "proxy.example.com"})
 	if err == nil || !strings.Contains(err.Error(), `not "proxy.example.com"`) {
 		t.Fatalf("a host name: %v", err)
+	}
+}
+
+// TestS3Endpoint: --s3-endpoint takes an http(s) base URL without credentials, query or
+// fragment, and drops a trailing slash; the settings line names it, or AWS when it is not set.
+func TestS3Endpoint(t *testing.T) {
+	c, err := Parse([]string{"--s3-endpoint", "http://127.0.0.1:8333/"}, func(string) string { return "" })
+	if err != nil || c.S3Endpoint != "http://127.0.0.1:8333" || !strings.Contains(c.String(), "s3-endpoint=http://127.0.0.1:8333 ") {
+		t.Fatalf("%v: %q / %s", err, c.S3Endpoint, c.String())
+	}
+	if c, err := Parse(nil, func(string) string { return "" }); err != nil || !strings.Contains(c.String(), "s3-endpoint=(aws) ") {
+		t.Fatalf("default: %v %s", err, c.String())
+	}
+	for v, want := range map[string]string{
+		"s3.example.com":               "absolute http or https URL",
+		"http://key:secret@127.0.0.1/": "must not carry a user or password",
+		"https://s3.example.com/?x=1":  "no query or fragment",
+	} {
+		if _, err := Parse([]string{"--s3-endpoint", v}, func(string) string { return "" }); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", v, err, want)
+		}
 	}
 }

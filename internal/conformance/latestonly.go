@@ -15,7 +15,8 @@ import (
 // teams, members (users), groups and scopes are issue 34;
 // AI applications and AI evaluations are issue 36;
 // IP access, the SAML configuration and the bulk operations of key administration are issue 34;
-// enrichments and custom enrichment data sets are issue 35.
+// enrichments and custom enrichment data sets, actions, the logs archive target and the metrics
+// archive are issue 35.
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
 	"notifications_testing_service.json", "alert_definitions_service.json", "alert_scheduler_rule_service.json",
@@ -24,7 +25,8 @@ var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_
 	"teams_service.json", "users_management_service.json", "team_groups_management_service.json", "scopes_service.json",
 	"ai_applications_service.json", "ai_evaluations_service.json",
 	"ip_access_service.json", "saml_configuration_service.json", "api_keys_admin_service.json",
-	"enrichments_service.json", "custom_enrichments_service.json"}
+	"enrichments_service.json", "custom_enrichments_service.json",
+	"actions_service.json", "target_service.json", "metrics_data_archive_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

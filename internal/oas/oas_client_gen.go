@@ -165,6 +165,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
 	AtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest) (*E2MBatchResponse, error)
+	// BatchActions invokes BatchActions operation.
+	//
+	// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+	// single operations are, in one transaction: when one fails nothing is changed, and the error names
+	// the request by its index. Answers one response per request, in the same order.
+	//
+	// POST /mgmt/openapi/5/actions/batch/v2
+	BatchActions(ctx context.Context, request *ActionBatchRequest) (*ActionBatchResponse, error)
 	// BatchExecuteSlos invokes BatchExecuteSlos operation.
 	//
 	// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -355,6 +363,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ConfigureMetricsArchive invokes ConfigureMetricsArchive operation.
+	//
+	// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+	// retention, enabled. 409 when the team already has one (use the update).
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1
+	ConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput) error
 	// CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
 	//
 	// For every evaluation type, how many of the team's applications it covers: the number that the
@@ -384,6 +399,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAction invokes CreateAction operation.
+	//
+	// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+	// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+	// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+	// metadata); anything else between double braces is refused, naming the placeholder.
+	//
+	// POST /mgmt/openapi/5/actions/actions/v2
+	CreateAction(ctx context.Context, request *ActionInput) (*ActionEnvelope, error)
 	// CreateAiCustomEvaluation invokes CreateAiCustomEvaluation operation.
 	//
 	// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
@@ -718,6 +742,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, request *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAction invokes DeleteAction operation.
+	//
+	// Deletes the action `id`; the others keep their order.
+	//
+	// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+	DeleteAction(ctx context.Context, params DeleteActionParams) error
 	// DeleteAiApplication invokes DeleteAiApplication operation.
 	//
 	// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
@@ -961,6 +991,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// DisableMetricsArchive invokes DisableMetricsArchive operation.
+	//
+	// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+	DisableMetricsArchive(ctx context.Context) error
 	// DownloadAlertDefs invokes DownloadAlertDefs operation.
 	//
 	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -969,6 +1005,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error)
+	// EnableMetricsArchive invokes EnableMetricsArchive operation.
+	//
+	// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+	// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+	// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+	EnableMetricsArchive(ctx context.Context) error
 	// ExportTeamConfiguration invokes ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -1001,6 +1045,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error)
+	// GetAction invokes GetAction operation.
+	//
+	// The action `id` of the team.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2/{id}
+	GetAction(ctx context.Context, params GetActionParams) (*ActionEnvelope, error)
 	// GetActiveCaseSettings invokes GetActiveCaseSettings operation.
 	//
 	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
@@ -1417,6 +1467,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
 	GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error)
+	// GetLogsArchiveTarget invokes GetLogsArchiveTarget operation.
+	//
+	// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+	//
+	// GET /mgmt/openapi/5/logs/data-setup/v2
+	GetLogsArchiveTarget(ctx context.Context) (*LogsArchiveTargetEnvelope, error)
 	// GetLogsCountV2 invokes GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1437,6 +1493,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
 	GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (*ManagedIntegrationStatus, error)
+	// GetMetricsArchive invokes GetMetricsArchive operation.
+	//
+	// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+	// configured.
+	//
+	// GET /mgmt/openapi/5/metrics/data-setup/v1
+	GetMetricsArchive(ctx context.Context) (*MetricsArchiveEnvelope, error)
 	// GetOutgoingWebhook invokes GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1676,6 +1739,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
 	LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
+	// ListActions invokes ListActions operation.
+	//
+	// Every action of the team: the shared ones first, then the private ones, each group in its display
+	// order (see OrderActions), ties by creation.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2
+	ListActions(ctx context.Context) (*ActionList, error)
 	// ListAiApplications invokes ListAiApplications operation.
 	//
 	// The AI applications registered for the team (by the operator, `POST
@@ -2155,6 +2225,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context) (*ViewList, error)
+	// OrderActions invokes OrderActions operation.
+	//
+	// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+	// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+	// positions of one group must be distinct; the actions left out keep their relative order after the
+	// named ones.
+	//
+	// POST /mgmt/openapi/5/actions/order/v2
+	OrderActions(ctx context.Context, request *ActionOrderRequest) error
 	// OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
 	//
 	// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -2230,6 +2309,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceAction invokes ReplaceAction operation.
+	//
+	// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+	// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+	//
+	// PUT /mgmt/openapi/5/actions/actions/v2
+	ReplaceAction(ctx context.Context, request *ActionReplaceRequest) (*ActionEnvelope, error)
 	// ReplaceAlertDef invokes ReplaceAlertDef operation.
 	//
 	// Replaces the properties of definition `id`, checked as a create checks them, under a new
@@ -2425,6 +2511,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetLogsArchiveTarget invokes SetLogsArchiveTarget operation.
+	//
+	// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+	// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+	// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+	// again; otherwise nothing is stored and the answer (400) says what failed.
+	//
+	// POST /mgmt/openapi/5/logs/data-setup/v2
+	SetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput) (*LogsArchiveTargetEnvelope, error)
 	// SetPresetAsDefault invokes SetPresetAsDefault operation.
 	//
 	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
@@ -2753,6 +2848,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/integrations/metadata/v1
 	UpdateIntegration(ctx context.Context, request *UpdateIntegrationRequest) error
+	// UpdateMetricsArchive invokes UpdateMetricsArchive operation.
+	//
+	// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+	// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+	// 404 before it is configured.
+	//
+	// PUT /mgmt/openapi/5/metrics/data-setup/v1
+	UpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput) error
 	// UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -2842,6 +2945,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
+	// ValidateMetricsArchiveBucket invokes ValidateMetricsArchiveBucket operation.
+	//
+	// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+	// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+	// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+	ValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput) error
 	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
@@ -4570,6 +4681,87 @@ func (c *Client) sendAtomicBatchExecuteE2M(ctx context.Context, request *E2MBatc
 	}()
 
 	result, err := decodeAtomicBatchExecuteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchActions invokes BatchActions operation.
+//
+// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+// single operations are, in one transaction: when one fails nothing is changed, and the error names
+// the request by its index. Answers one response per request, in the same order.
+//
+// POST /mgmt/openapi/5/actions/batch/v2
+func (c *Client) BatchActions(ctx context.Context, request *ActionBatchRequest) (*ActionBatchResponse, error) {
+	res, err := c.sendBatchActions(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBatchActions(ctx context.Context, request *ActionBatchRequest) (res *ActionBatchResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/batch/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBatchActionsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchActionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6923,6 +7115,86 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 	return result, nil
 }
 
+// ConfigureMetricsArchive invokes ConfigureMetricsArchive operation.
+//
+// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+// retention, enabled. 409 when the team already has one (use the update).
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) ConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput) error {
+	_, err := c.sendConfigureMetricsArchive(ctx, request)
+	return err
+}
+
+func (c *Client) sendConfigureMetricsArchive(ctx context.Context, request *MetricsArchiveConfigureInput) (res *MetricsArchiveDone, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeConfigureMetricsArchiveRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ConfigureMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeConfigureMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CountAiApplicationsPerEvaluationType invokes CountAiApplicationsPerEvaluationType operation.
 //
 // For every evaluation type, how many of the team's applications it covers: the number that the
@@ -7225,6 +7497,88 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEven
 	}()
 
 	result, err := decodeCountIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAction invokes CreateAction operation.
+//
+// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+// metadata); anything else between double braces is refused, naming the placeholder.
+//
+// POST /mgmt/openapi/5/actions/actions/v2
+func (c *Client) CreateAction(ctx context.Context, request *ActionInput) (*ActionEnvelope, error) {
+	res, err := c.sendCreateAction(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAction(ctx context.Context, request *ActionInput) (res *ActionEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateActionRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9830,6 +10184,100 @@ func (c *Client) sendCreateViewFolder(ctx context.Context, request *ViewFolderRe
 	}()
 
 	result, err := decodeCreateViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAction invokes DeleteAction operation.
+//
+// Deletes the action `id`; the others keep their order.
+//
+// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+func (c *Client) DeleteAction(ctx context.Context, params DeleteActionParams) error {
+	_, err := c.sendDeleteAction(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteAction(ctx context.Context, params DeleteActionParams) (res *ActionDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -13202,6 +13650,82 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	return result, nil
 }
 
+// DisableMetricsArchive invokes DisableMetricsArchive operation.
+//
+// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+func (c *Client) DisableMetricsArchive(ctx context.Context) error {
+	_, err := c.sendDisableMetricsArchive(ctx)
+	return err
+}
+
+func (c *Client) sendDisableMetricsArchive(ctx context.Context) (res *MetricsArchiveDone, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/disable"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DisableMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDisableMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DownloadAlertDefs invokes DownloadAlertDefs operation.
 //
 // The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -13302,6 +13826,84 @@ func (c *Client) sendDownloadAlertDefs(ctx context.Context, params DownloadAlert
 	}()
 
 	result, err := decodeDownloadAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// EnableMetricsArchive invokes EnableMetricsArchive operation.
+//
+// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+func (c *Client) EnableMetricsArchive(ctx context.Context) error {
+	_, err := c.sendEnableMetricsArchive(ctx)
+	return err
+}
+
+func (c *Client) sendEnableMetricsArchive(ctx context.Context) (res *MetricsArchiveDone, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/enable"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, EnableMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeEnableMetricsArchiveResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -13477,6 +14079,100 @@ func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyFor
 	}()
 
 	result, err := decodeForecastPolicyUsageResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAction invokes GetAction operation.
+//
+// The action `id` of the team.
+//
+// GET /mgmt/openapi/5/actions/actions/v2/{id}
+func (c *Client) GetAction(ctx context.Context, params GetActionParams) (*ActionEnvelope, error) {
+	res, err := c.sendGetAction(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAction(ctx context.Context, params GetActionParams) (res *ActionEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -18514,6 +19210,82 @@ func (c *Client) sendGetIpAccessSettings(ctx context.Context, params GetIpAccess
 	return result, nil
 }
 
+// GetLogsArchiveTarget invokes GetLogsArchiveTarget operation.
+//
+// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+//
+// GET /mgmt/openapi/5/logs/data-setup/v2
+func (c *Client) GetLogsArchiveTarget(ctx context.Context) (*LogsArchiveTargetEnvelope, error) {
+	res, err := c.sendGetLogsArchiveTarget(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetLogsArchiveTarget(ctx context.Context) (res *LogsArchiveTargetEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/logs/data-setup/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetLogsArchiveTargetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetLogsArchiveTargetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetLogsCountV2 invokes GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -18756,6 +19528,83 @@ func (c *Client) sendGetManagedIntegrationStatus(ctx context.Context, params Get
 	}()
 
 	result, err := decodeGetManagedIntegrationStatusResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetMetricsArchive invokes GetMetricsArchive operation.
+//
+// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+// configured.
+//
+// GET /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) GetMetricsArchive(ctx context.Context) (*MetricsArchiveEnvelope, error) {
+	res, err := c.sendGetMetricsArchive(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetMetricsArchive(ctx context.Context) (res *MetricsArchiveEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetMetricsArchiveResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -21535,6 +22384,83 @@ func (c *Client) sendLinkAiCustomEvaluation(ctx context.Context, params LinkAiCu
 	}()
 
 	result, err := decodeLinkAiCustomEvaluationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListActions invokes ListActions operation.
+//
+// Every action of the team: the shared ones first, then the private ones, each group in its display
+// order (see OrderActions), ties by creation.
+//
+// GET /mgmt/openapi/5/actions/actions/v2
+func (c *Client) ListActions(ctx context.Context) (*ActionList, error) {
+	res, err := c.sendListActions(ctx)
+	return res, err
+}
+
+func (c *Client) sendListActions(ctx context.Context) (res *ActionList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListActionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -26565,6 +27491,88 @@ func (c *Client) sendListViews(ctx context.Context) (res *ViewList, err error) {
 	return result, nil
 }
 
+// OrderActions invokes OrderActions operation.
+//
+// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+// positions of one group must be distinct; the actions left out keep their relative order after the
+// named ones.
+//
+// POST /mgmt/openapi/5/actions/order/v2
+func (c *Client) OrderActions(ctx context.Context, request *ActionOrderRequest) error {
+	_, err := c.sendOrderActions(ctx, request)
+	return err
+}
+
+func (c *Client) sendOrderActions(ctx context.Context, request *ActionOrderRequest) (res *ActionsOrdered, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/order/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOrderActionsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OrderActionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOrderActionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // OverwriteAllEnrichments invokes OverwriteAllEnrichments operation.
 //
 // Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -27348,6 +28356,86 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	}()
 
 	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceAction invokes ReplaceAction operation.
+//
+// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+//
+// PUT /mgmt/openapi/5/actions/actions/v2
+func (c *Client) ReplaceAction(ctx context.Context, request *ActionReplaceRequest) (*ActionEnvelope, error) {
+	res, err := c.sendReplaceAction(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceAction(ctx context.Context, request *ActionReplaceRequest) (res *ActionEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/actions/actions/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceActionRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceActionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceActionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -29570,6 +30658,88 @@ func (c *Client) sendSetCustomPresetAsDefault(ctx context.Context, params SetCus
 	}()
 
 	result, err := decodeSetCustomPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetLogsArchiveTarget invokes SetLogsArchiveTarget operation.
+//
+// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+// again; otherwise nothing is stored and the answer (400) says what failed.
+//
+// POST /mgmt/openapi/5/logs/data-setup/v2
+func (c *Client) SetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput) (*LogsArchiveTargetEnvelope, error) {
+	res, err := c.sendSetLogsArchiveTarget(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendSetLogsArchiveTarget(ctx context.Context, request *LogsArchiveTargetInput) (res *LogsArchiveTargetEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/logs/data-setup/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetLogsArchiveTargetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetLogsArchiveTargetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetLogsArchiveTargetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -33075,6 +34245,87 @@ func (c *Client) sendUpdateIntegration(ctx context.Context, request *UpdateInteg
 	return result, nil
 }
 
+// UpdateMetricsArchive invokes UpdateMetricsArchive operation.
+//
+// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+// 404 before it is configured.
+//
+// PUT /mgmt/openapi/5/metrics/data-setup/v1
+func (c *Client) UpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput) error {
+	_, err := c.sendUpdateMetricsArchive(ctx, request)
+	return err
+}
+
+func (c *Client) sendUpdateMetricsArchive(ctx context.Context, request *MetricsArchiveUpdateInput) (res *MetricsArchiveDone, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateMetricsArchiveRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateMetricsArchiveOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateMetricsArchiveResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
 //
 // Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -34067,6 +35318,87 @@ func (c *Client) sendValidateEntityLabelMatcher(ctx context.Context) (res *Entit
 	}()
 
 	result, err := decodeValidateEntityLabelMatcherResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateMetricsArchiveBucket invokes ValidateMetricsArchiveBucket operation.
+//
+// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+func (c *Client) ValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput) error {
+	_, err := c.sendValidateMetricsArchiveBucket(ctx, request)
+	return err
+}
+
+func (c *Client) sendValidateMetricsArchiveBucket(ctx context.Context, request *MetricsArchiveValidateInput) (res *MetricsArchiveDone, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/metrics/data-setup/v1/validate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeValidateMetricsArchiveBucketRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateMetricsArchiveBucketOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeValidateMetricsArchiveBucketResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

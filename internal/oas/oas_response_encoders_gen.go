@@ -234,6 +234,19 @@ func encodeAtomicBatchExecuteE2MResponse(response *E2MBatchResponse, w http.Resp
 	return nil
 }
 
+func encodeBatchActionsResponse(response *ActionBatchResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBatchExecuteSlosResponse(response *BatchExecuteSloResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -559,6 +572,19 @@ func encodeCloseIncidentsResponse(response *IncidentsResponse, w http.ResponseWr
 	return nil
 }
 
+func encodeConfigureMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCountAiApplicationsPerEvaluationTypeResponse(response *AiEvaluationCounts, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -599,6 +625,19 @@ func encodeCountAlertFeedEventsResponse(response *AlertFeedEventCount, w http.Re
 }
 
 func encodeCountIncidentEventsResponse(response *IncidentEventsCountResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeCreateActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -989,6 +1028,19 @@ func encodeCreateViewResponse(response *View, w http.ResponseWriter) error {
 }
 
 func encodeCreateViewFolderResponse(response *ViewFolder, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteActionResponse(response *ActionDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1436,7 +1488,33 @@ func encodeDeployExtensionResponse(response *ExtensionDeploymentResponse, w http
 	return nil
 }
 
+func encodeDisableMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeDownloadAlertDefsResponse(response *AlertDefDownload, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeEnableMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1483,6 +1561,19 @@ func encodeExportTeamConfigurationResponse(response ExportTeamConfigurationRes, 
 }
 
 func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2304,6 +2395,19 @@ func encodeGetIpAccessSettingsResponse(response *IpAccessSettingsEnvelope, w htt
 	return nil
 }
 
+func encodeGetLogsArchiveTargetResponse(response *LogsArchiveTargetEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -2347,6 +2451,19 @@ func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.Resp
 }
 
 func encodeGetManagedIntegrationStatusResponse(response *ManagedIntegrationStatus, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetMetricsArchiveResponse(response *MetricsArchiveEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2806,6 +2923,19 @@ func encodeIngestAlertmanagerResponse(response *IngestResult, w http.ResponseWri
 }
 
 func encodeLinkAiCustomEvaluationResponse(response *AiCustomEvaluationLink, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListActionsResponse(response *ActionList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3520,6 +3650,19 @@ func encodeListViewsResponse(response *ViewList, w http.ResponseWriter) error {
 	return nil
 }
 
+func encodeOrderActionsResponse(response *ActionsOrdered, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeOverwriteAllEnrichmentsResponse(response *EnrichmentList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -3625,6 +3768,19 @@ func encodeRemoveEnrichmentsResponse(response *EnrichmentsRemaining, w http.Resp
 }
 
 func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceActionResponse(response *ActionEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3937,6 +4093,19 @@ func encodeSetCasePriorityOverrideResponse(response *CaseResponse, w http.Respon
 }
 
 func encodeSetCustomPresetAsDefaultResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeSetLogsArchiveTargetResponse(response *LogsArchiveTargetEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -4447,6 +4616,19 @@ func encodeUpdateIntegrationResponse(response *IntegrationUpdated, w http.Respon
 	return nil
 }
 
+func encodeUpdateMetricsArchiveResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeUpdateOutgoingWebhookResponse(response *OutgoingWebhookUpdated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -4578,6 +4760,19 @@ func encodeUpdateTeamMemberStatusesResponse(response *TeamMemberAccountIds, w ht
 }
 
 func encodeValidateEntityLabelMatcherResponse(response *EntityLabelMatcherCheck, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeValidateMetricsArchiveBucketResponse(response *MetricsArchiveDone, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

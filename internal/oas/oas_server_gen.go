@@ -151,6 +151,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
 	AtomicBatchExecuteE2M(ctx context.Context, req *E2MBatchRequest) (*E2MBatchResponse, error)
+	// BatchActions implements BatchActions operation.
+	//
+	// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+	// single operations are, in one transaction: when one fails nothing is changed, and the error names
+	// the request by its index. Answers one response per request, in the same order.
+	//
+	// POST /mgmt/openapi/5/actions/batch/v2
+	BatchActions(ctx context.Context, req *ActionBatchRequest) (*ActionBatchResponse, error)
 	// BatchExecuteSlos implements BatchExecuteSlos operation.
 	//
 	// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -341,6 +349,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ConfigureMetricsArchive implements ConfigureMetricsArchive operation.
+	//
+	// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+	// retention, enabled. 409 when the team already has one (use the update).
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1
+	ConfigureMetricsArchive(ctx context.Context, req *MetricsArchiveConfigureInput) error
 	// CountAiApplicationsPerEvaluationType implements CountAiApplicationsPerEvaluationType operation.
 	//
 	// For every evaluation type, how many of the team's applications it covers: the number that the
@@ -370,6 +385,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAction implements CreateAction operation.
+	//
+	// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+	// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+	// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+	// metadata); anything else between double braces is refused, naming the placeholder.
+	//
+	// POST /mgmt/openapi/5/actions/actions/v2
+	CreateAction(ctx context.Context, req *ActionInput) (*ActionEnvelope, error)
 	// CreateAiCustomEvaluation implements CreateAiCustomEvaluation operation.
 	//
 	// Stores a custom evaluation under a new id. Required: `name` (1–256 characters), `policyType`
@@ -704,6 +728,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAction implements DeleteAction operation.
+	//
+	// Deletes the action `id`; the others keep their order.
+	//
+	// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+	DeleteAction(ctx context.Context, params DeleteActionParams) error
 	// DeleteAiApplication implements DeleteAiApplication operation.
 	//
 	// Removes the application from the team's catalog and unlinks it from every custom evaluation that was
@@ -947,6 +977,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// DisableMetricsArchive implements DisableMetricsArchive operation.
+	//
+	// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+	DisableMetricsArchive(ctx context.Context) error
 	// DownloadAlertDefs implements DownloadAlertDefs operation.
 	//
 	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -955,6 +991,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error)
+	// EnableMetricsArchive implements EnableMetricsArchive operation.
+	//
+	// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+	// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+	// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+	EnableMetricsArchive(ctx context.Context) error
 	// ExportTeamConfiguration implements ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -987,6 +1031,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (*PolicyForecast, error)
+	// GetAction implements GetAction operation.
+	//
+	// The action `id` of the team.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2/{id}
+	GetAction(ctx context.Context, params GetActionParams) (*ActionEnvelope, error)
 	// GetActiveCaseSettings implements GetActiveCaseSettings operation.
 	//
 	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
@@ -1403,6 +1453,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-sec-ip-access/v1
 	GetIpAccessSettings(ctx context.Context, params GetIpAccessSettingsParams) (*IpAccessSettingsEnvelope, error)
+	// GetLogsArchiveTarget implements GetLogsArchiveTarget operation.
+	//
+	// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+	//
+	// GET /mgmt/openapi/5/logs/data-setup/v2
+	GetLogsArchiveTarget(ctx context.Context) (*LogsArchiveTargetEnvelope, error)
 	// GetLogsCountV2 implements GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1423,6 +1479,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
 	GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (*ManagedIntegrationStatus, error)
+	// GetMetricsArchive implements GetMetricsArchive operation.
+	//
+	// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+	// configured.
+	//
+	// GET /mgmt/openapi/5/metrics/data-setup/v1
+	GetMetricsArchive(ctx context.Context) (*MetricsArchiveEnvelope, error)
 	// GetOutgoingWebhook implements GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1662,6 +1725,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
 	LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (*AiCustomEvaluationLink, error)
+	// ListActions implements ListActions operation.
+	//
+	// Every action of the team: the shared ones first, then the private ones, each group in its display
+	// order (see OrderActions), ties by creation.
+	//
+	// GET /mgmt/openapi/5/actions/actions/v2
+	ListActions(ctx context.Context) (*ActionList, error)
 	// ListAiApplications implements ListAiApplications operation.
 	//
 	// The AI applications registered for the team (by the operator, `POST
@@ -2141,6 +2211,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/data-exploration/views/v1/views
 	ListViews(ctx context.Context) (*ViewList, error)
+	// OrderActions implements OrderActions operation.
+	//
+	// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+	// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+	// positions of one group must be distinct; the actions left out keep their relative order after the
+	// named ones.
+	//
+	// POST /mgmt/openapi/5/actions/order/v2
+	OrderActions(ctx context.Context, req *ActionOrderRequest) error
 	// OverwriteAllEnrichments implements OverwriteAllEnrichments operation.
 	//
 	// Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -2216,6 +2295,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceAction implements ReplaceAction operation.
+	//
+	// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+	// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+	//
+	// PUT /mgmt/openapi/5/actions/actions/v2
+	ReplaceAction(ctx context.Context, req *ActionReplaceRequest) (*ActionEnvelope, error)
 	// ReplaceAlertDef implements ReplaceAlertDef operation.
 	//
 	// Replaces the properties of definition `id`, checked as a create checks them, under a new
@@ -2411,6 +2497,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetLogsArchiveTarget implements SetLogsArchiveTarget operation.
+	//
+	// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+	// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+	// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+	// again; otherwise nothing is stored and the answer (400) says what failed.
+	//
+	// POST /mgmt/openapi/5/logs/data-setup/v2
+	SetLogsArchiveTarget(ctx context.Context, req *LogsArchiveTargetInput) (*LogsArchiveTargetEnvelope, error)
 	// SetPresetAsDefault implements SetPresetAsDefault operation.
 	//
 	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
@@ -2739,6 +2834,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/integrations/metadata/v1
 	UpdateIntegration(ctx context.Context, req *UpdateIntegrationRequest) error
+	// UpdateMetricsArchive implements UpdateMetricsArchive operation.
+	//
+	// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+	// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+	// 404 before it is configured.
+	//
+	// PUT /mgmt/openapi/5/metrics/data-setup/v1
+	UpdateMetricsArchive(ctx context.Context, req *MetricsArchiveUpdateInput) error
 	// UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -2828,6 +2931,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
+	// ValidateMetricsArchiveBucket implements ValidateMetricsArchiveBucket operation.
+	//
+	// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+	// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+	// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+	ValidateMetricsArchiveBucket(ctx context.Context, req *MetricsArchiveValidateInput) error
 	// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same

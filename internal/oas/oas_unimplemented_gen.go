@@ -207,6 +207,17 @@ func (UnimplementedHandler) AtomicBatchExecuteE2M(ctx context.Context, req *E2MB
 	return r, ht.ErrNotImplemented
 }
 
+// BatchActions implements BatchActions operation.
+//
+// Applies the requests in order, each exactly one of `create`, `replace` and `delete`, checked as the
+// single operations are, in one transaction: when one fails nothing is changed, and the error names
+// the request by its index. Answers one response per request, in the same order.
+//
+// POST /mgmt/openapi/5/actions/batch/v2
+func (UnimplementedHandler) BatchActions(ctx context.Context, req *ActionBatchRequest) (r *ActionBatchResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchExecuteSlos implements BatchExecuteSlos operation.
 //
 // Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
@@ -472,6 +483,16 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 	return r, ht.ErrNotImplemented
 }
 
+// ConfigureMetricsArchive implements ConfigureMetricsArchive operation.
+//
+// Stores the team's metrics archive storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and
+// retention, enabled. 409 when the team already has one (use the update).
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) ConfigureMetricsArchive(ctx context.Context, req *MetricsArchiveConfigureInput) error {
+	return ht.ErrNotImplemented
+}
+
 // CountAiApplicationsPerEvaluationType implements CountAiApplicationsPerEvaluationType operation.
 //
 // For every evaluation type, how many of the team's applications it covers: the number that the
@@ -510,6 +531,18 @@ func (UnimplementedHandler) CountAlertFeedEvents(ctx context.Context) (r *AlertF
 //
 // GET /mgmt/openapi/5/incidents/events/v1/all/count
 func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *IncidentEventsCountResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAction implements CreateAction operation.
+//
+// Stores a new action under a fresh id, last in its group's display order. The URL is an http(s)
+// template whose placeholders are `{{$p.NAME}}` (the selected value as `selected_value`, or one of
+// `urlFields`), `{{$d.PATH}}` (the log's data), `{{$l.NAME}}` (its labels) or `{{$m.NAME}}` (its
+// metadata); anything else between double braces is refused, naming the placeholder.
+//
+// POST /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) CreateAction(ctx context.Context, req *ActionInput) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -937,6 +970,15 @@ func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolde
 	return r, ht.ErrNotImplemented
 }
 
+// DeleteAction implements DeleteAction operation.
+//
+// Deletes the action `id`; the others keep their order.
+//
+// DELETE /mgmt/openapi/5/actions/actions/v2/{id}
+func (UnimplementedHandler) DeleteAction(ctx context.Context, params DeleteActionParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteAiApplication implements DeleteAiApplication operation.
 //
 // Removes the application from the team's catalog and unlinks it from every custom evaluation that was
@@ -1282,6 +1324,15 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 	return r, ht.ErrNotImplemented
 }
 
+// DisableMetricsArchive implements DisableMetricsArchive operation.
+//
+// Stops archiving metrics to the configured storage, which is kept. 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/disable
+func (UnimplementedHandler) DisableMetricsArchive(ctx context.Context) error {
+	return ht.ErrNotImplemented
+}
+
 // DownloadAlertDefs implements DownloadAlertDefs operation.
 //
 // The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
@@ -1291,6 +1342,17 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/download
 func (UnimplementedHandler) DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (r *AlertDefDownload, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// EnableMetricsArchive implements EnableMetricsArchive operation.
+//
+// Checks the configured S3 bucket for real (as the validation does) and enables archiving to it; a
+// bucket that fails the check leaves the archive as it was (400, saying why). Storage other than S3
+// cannot be checked by this deployment and is refused (400). 404 before it is configured.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/enable
+func (UnimplementedHandler) EnableMetricsArchive(ctx context.Context) error {
+	return ht.ErrNotImplemented
 }
 
 // ExportTeamConfiguration implements ExportTeamConfiguration operation.
@@ -1328,6 +1390,15 @@ func (UnimplementedHandler) ExportTeamConfiguration(ctx context.Context) (r Expo
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (r *PolicyForecast, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAction implements GetAction operation.
+//
+// The action `id` of the team.
+//
+// GET /mgmt/openapi/5/actions/actions/v2/{id}
+func (UnimplementedHandler) GetAction(ctx context.Context, params GetActionParams) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1903,6 +1974,15 @@ func (UnimplementedHandler) GetIpAccessSettings(ctx context.Context, params GetI
 	return r, ht.ErrNotImplemented
 }
 
+// GetLogsArchiveTarget implements GetLogsArchiveTarget operation.
+//
+// The team's logs archive bucket and whether archiving to it is active; 404 before one is set.
+//
+// GET /mgmt/openapi/5/logs/data-setup/v2
+func (UnimplementedHandler) GetLogsArchiveTarget(ctx context.Context) (r *LogsArchiveTargetEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetLogsCountV2 implements GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1926,6 +2006,16 @@ func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCo
 //
 // GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
 func (UnimplementedHandler) GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (r *ManagedIntegrationStatus, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetMetricsArchive implements GetMetricsArchive operation.
+//
+// The team's metrics archive storage, its retention and whether it is disabled; 404 before it is
+// configured.
+//
+// GET /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) GetMetricsArchive(ctx context.Context) (r *MetricsArchiveEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2252,6 +2342,16 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 //
 // POST /mgmt/openapi/5/ai/custom-evaluations/v3/{id}/applications/{application_id}
 func (UnimplementedHandler) LinkAiCustomEvaluation(ctx context.Context, params LinkAiCustomEvaluationParams) (r *AiCustomEvaluationLink, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListActions implements ListActions operation.
+//
+// Every action of the team: the shared ones first, then the private ones, each group in its display
+// order (see OrderActions), ties by creation.
+//
+// GET /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) ListActions(ctx context.Context) (r *ActionList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2896,6 +2996,18 @@ func (UnimplementedHandler) ListViews(ctx context.Context) (r *ViewList, _ error
 	return r, ht.ErrNotImplemented
 }
 
+// OrderActions implements OrderActions operation.
+//
+// Gives the named actions their place: `sharedActionsOrder` maps shared actions' ids to their
+// positions, `privateActionsOrder` private ones'. Every id must name an action of its group and the
+// positions of one group must be distinct; the actions left out keep their relative order after the
+// named ones.
+//
+// POST /mgmt/openapi/5/actions/order/v2
+func (UnimplementedHandler) OrderActions(ctx context.Context, req *ActionOrderRequest) error {
+	return ht.ErrNotImplemented
+}
+
 // OverwriteAllEnrichments implements OverwriteAllEnrichments operation.
 //
 // Makes `requestEnrichments` the team's whole set of enrichments, in one step: every stored enrichment
@@ -2995,6 +3107,16 @@ func (UnimplementedHandler) RemoveEnrichments(ctx context.Context, params Remove
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceAction implements ReplaceAction operation.
+//
+// Replaces the action `action.id` with `action`, checked as a create; its place in the display order,
+// its creator and its id are kept. Moving it between shared and private puts it last in its new group.
+//
+// PUT /mgmt/openapi/5/actions/actions/v2
+func (UnimplementedHandler) ReplaceAction(ctx context.Context, req *ActionReplaceRequest) (r *ActionEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -3263,6 +3385,18 @@ func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *Ca
 // POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
 func (UnimplementedHandler) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
 	return ht.ErrNotImplemented
+}
+
+// SetLogsArchiveTarget implements SetLogsArchiveTarget operation.
+//
+// Stores the team's logs archive bucket (its name checked against the S3 bucket naming rules, its
+// region's form). Setting it active checks the bucket for real through the S3 endpoint the deployment
+// is configured with (`--s3-endpoint`): it must exist and accept a test object, written and removed
+// again; otherwise nothing is stored and the answer (400) says what failed.
+//
+// POST /mgmt/openapi/5/logs/data-setup/v2
+func (UnimplementedHandler) SetLogsArchiveTarget(ctx context.Context, req *LogsArchiveTargetInput) (r *LogsArchiveTargetEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // SetPresetAsDefault implements SetPresetAsDefault operation.
@@ -3704,6 +3838,17 @@ func (UnimplementedHandler) UpdateIntegration(ctx context.Context, req *UpdateIn
 	return ht.ErrNotImplemented
 }
 
+// UpdateMetricsArchive implements UpdateMetricsArchive operation.
+//
+// Replaces the storage (exactly one of `s3`, `ibm`, `gcs`, checked in form) and, when `retentionDays`
+// is sent, the raw retention; the rest of the retention and whether the archive is disabled are kept.
+// 404 before it is configured.
+//
+// PUT /mgmt/openapi/5/metrics/data-setup/v1
+func (UnimplementedHandler) UpdateMetricsArchive(ctx context.Context, req *MetricsArchiveUpdateInput) error {
+	return ht.ErrNotImplemented
+}
+
 // UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
 //
 // Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -3824,6 +3969,17 @@ func (UnimplementedHandler) UpdateTeamMemberStatuses(ctx context.Context, req *U
 // POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
 func (UnimplementedHandler) ValidateEntityLabelMatcher(ctx context.Context) (r *EntityLabelMatcherCheck, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// ValidateMetricsArchiveBucket implements ValidateMetricsArchiveBucket operation.
+//
+// Checks the S3 bucket sent, in form and for real through the deployment's S3 endpoint
+// (`--s3-endpoint`): it must exist and accept a test object, written and removed again. 200 when it
+// does; 400 naming the bucket and what failed otherwise. Nothing is stored.
+//
+// POST /mgmt/openapi/5/metrics/data-setup/v1/validate
+func (UnimplementedHandler) ValidateMetricsArchiveBucket(ctx context.Context, req *MetricsArchiveValidateInput) error {
+	return ht.ErrNotImplemented
 }
 
 // ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.

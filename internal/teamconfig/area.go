@@ -71,6 +71,7 @@ var AreaOrder = []string{
 	"aiApplications", "aiModelPricing", "aiEvaluations", "aiCustomEvaluations",
 	"ipAccess",
 	"enrichmentDataSets", "enrichments",
+	"actions", "logsArchiveTarget", "metricsArchive",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

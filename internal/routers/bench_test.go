@@ -95,7 +95,7 @@ func BenchmarkIngestLatencyWithSlowTemplate(b *testing.B) {
 					preset := apitest.Decode[struct{ Preset struct{ ID string } }](b, env.JSON(b, http.MethodPost, presetPath, key,
 						`{"preset":{"name":"slow","entityType":"ALERTS","connectorType":"GENERIC_HTTPS","parentId":"preset_system_generic_https_alerts_empty",
 						"configOverrides":[{"conditionType":{"matchEntityType":{}},"messageConfig":{"fields":[{"fieldName":"headers","template":`+strconv.Quote(loop+"{}")+`},`+
-						`{"fieldName":"body","template":`+strconv.Quote(loop+`{"status":"{{alert.status}}"}`)+`}]}}]}}`)).Preset.ID
+							`{"fieldName":"body","template":`+strconv.Quote(loop+`{"status":"{{alert.status}}"}`)+`}]}}]}}`)).Preset.ID
 					res := env.JSON(b, http.MethodPost, routersPath, key, `{"router":{"name":"all","entityType":"ALERTS",
 						"rules":[{"condition":"true","targets":[{"connectorId":"`+conn+`","presetId":"`+preset+`"}]}]}}`)
 					if res.Status != http.StatusOK {

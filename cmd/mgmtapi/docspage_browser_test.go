@@ -112,7 +112,7 @@ func TestReferencePageInChromium(t *testing.T) {
 		t.Fatalf("the served document has %d operations in %d tags; expected the whole API", len(operations), len(byTag))
 	}
 
-	dom, log := headlessChromium(t, "http://"+p.addr+"/", "--window-size=1280,20000", "--dump-dom")
+	dom, log := headlessChromium(t, "http://"+p.addr+"/", "--window-size=1280,40000", "--dump-dom")
 	// Swagger UI breaks paths with <wbr> and zero-width spaces; other tags separate words.
 	text := strings.ReplaceAll(dom, "<wbr>", "")
 	text = strings.ReplaceAll(html.UnescapeString(htmlTag.ReplaceAllString(text, " ")), "\u200b", "")

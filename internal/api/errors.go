@@ -127,6 +127,12 @@ func classify(err error) (int, string) {
 	if errors.As(err, &bodyErr) {
 		return describeBody(bodyErr.ID, bodyErr.Err)
 	}
+	if db.IsReferenceGone(err) {
+		// A write raced a delete of what it refers to: most often the caller's own team, deleted
+		// by another request after this one's key was accepted. The transaction rolled back.
+		return http.StatusConflict, "the request refers to something that was deleted while it was served " +
+			"(its team, or a resource it names); nothing was changed"
+	}
 	return http.StatusInternalServerError, ""
 }
 

@@ -16,8 +16,13 @@ var ErrNotFound = errors.New("not found")
 // ErrConflict reports that a write broke a uniqueness rule.
 var ErrConflict = errors.New("conflict")
 
-// Translate turns a driver error into ErrNotFound or ErrConflict where it is one of those, so
-// that areas never look at driver error types. Other errors are returned unchanged.
+// ErrReferenceGone reports that a write referred to a row that is not there (a foreign key): the
+// team of the request, or a resource it names, was deleted while the request was served.
+var ErrReferenceGone = errors.New("a row the write refers to is gone")
+
+// Translate turns a driver error into ErrNotFound, ErrConflict or ErrReferenceGone where it is
+// one of those, so that areas never look at driver error types. Other errors are returned
+// unchanged.
 func Translate(err error) error {
 	if err == nil {
 		return nil
@@ -26,18 +31,29 @@ func Translate(err error) error {
 		return ErrNotFound
 	}
 	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return errors.Join(ErrConflict, err)
+	if errors.As(err, &pgErr) {
+		switch pgErr.Code {
+		case "23505":
+			return errors.Join(ErrConflict, err)
+		case "23503":
+			return errors.Join(ErrReferenceGone, err)
+		}
 	}
 	var liteErr *sqlite.Error
 	if errors.As(err, &liteErr) {
 		switch liteErr.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
 			return errors.Join(ErrConflict, err)
+		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
+			return errors.Join(ErrReferenceGone, err)
 		}
 	}
 	return err
 }
+
+// IsReferenceGone reports whether err is, or translates to, a write referring to a row that is
+// not there.
+func IsReferenceGone(err error) bool { return errors.Is(Translate(err), ErrReferenceGone) }
 
 // IsConflict reports whether err is, or translates to, a uniqueness violation.
 func IsConflict(err error) bool { return errors.Is(Translate(err), ErrConflict) }

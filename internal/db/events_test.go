@@ -107,3 +107,25 @@ func TestEventsAreRecordedWithTheirTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestAWriteToAGoneTeamIsReferenceGone: a write that refers to a team that is not there (deleted
+// while the request that makes it was served) fails as ErrReferenceGone on both engines, which
+// the API answers 409 rather than 500, and changes nothing.
+func TestAWriteToAGoneTeamIsReferenceGone(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		err := d.InTx(ctx, func(tx *db.Tx) error {
+			tx.Emit(ctx, db.Event{TeamID: 4242, EntityType: "CASES", EntityID: "c", Kind: "opened"})
+			return insertRow("gone-team")(tx)
+		})
+		if !db.IsReferenceGone(err) || db.IsConflict(err) {
+			t.Fatalf("a write naming a missing team: %v", err)
+		}
+		if rowIDs(t, d)["gone-team"] {
+			t.Fatal("the transaction's other write was kept")
+		}
+		if db.IsReferenceGone(errors.New("another failure")) {
+			t.Fatal("an unrelated error is taken for a missing reference")
+		}
+	})
+}

@@ -240,12 +240,12 @@ func (GroupConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r te
 		return conflictAs(updateGroup(ctx, tx, teamID, g), "name: the team has a group named %q already", g.name)
 	}
 	if g.id == 0 {
-		id, err := nextID(ctx, tx, teamID, "group")
+		id, err := db.NextTeamNumber(ctx, tx, teamID, "group")
 		if err != nil {
 			return err
 		}
 		g.id = id
-	} else if err := reserveID(ctx, tx, teamID, "group", g.id); err != nil {
+	} else if err := db.ReserveTeamNumber(ctx, tx, teamID, "group", g.id); err != nil {
 		return err
 	}
 	return conflictAs(insertGroup(ctx, tx, teamID, g), "name: the team has a group named %q already", g.name)

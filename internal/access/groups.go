@@ -271,7 +271,7 @@ func (h *AccessHandler) CreateTeamGroup(ctx context.Context, req *oas.CreateTeam
 			return err
 		}
 		var err error
-		if g.id, err = nextID(ctx, tx, caller.TeamID, "group"); err != nil {
+		if g.id, err = db.NextTeamNumber(ctx, tx, caller.TeamID, "group"); err != nil {
 			return err
 		}
 		tx.AuditResource(strconv.FormatInt(g.id, 10))
@@ -452,7 +452,7 @@ func AddTeamAdmins(ctx context.Context, tx *db.Tx, teamID int64, emails []string
 	g := group{name: TeamAdminsGroup, description: "the administrators named when the team was created",
 		groupType: string(oas.TeamGroupTypeGROUPTYPECLOSED), origin: originBuiltIn, roleID: platformAdminRole}
 	for _, email := range emails {
-		id, err := nextID(ctx, tx, teamID, "member")
+		id, err := db.NextTeamNumber(ctx, tx, teamID, "member")
 		if err != nil {
 			return err
 		}
@@ -463,7 +463,7 @@ func AddTeamAdmins(ctx context.Context, tx *db.Tx, teamID int64, emails []string
 		g.members = append(g.members, id)
 	}
 	var err error
-	if g.id, err = nextID(ctx, tx, teamID, "group"); err != nil {
+	if g.id, err = db.NextTeamNumber(ctx, tx, teamID, "group"); err != nil {
 		return err
 	}
 	return insertGroup(ctx, tx, teamID, g)

@@ -103,7 +103,7 @@ func (h *AccessHandler) CreateTeamMember(ctx context.Context, req *oas.CreateTea
 	}
 	err := h.write(ctx, caller.TeamID, func(tx *db.Tx) error {
 		var err error
-		if m.accountID, err = nextID(ctx, tx, caller.TeamID, "member"); err != nil {
+		if m.accountID, err = db.NextTeamNumber(ctx, tx, caller.TeamID, "member"); err != nil {
 			return err
 		}
 		m.userID = tx.NewID()

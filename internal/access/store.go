@@ -10,34 +10,6 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
-// nextID takes the team's next number of kind ("member" or "group"), starting at 1. The upsert
-// locks the team's counter row until the transaction ends, so concurrent creates get distinct
-// numbers and a rolled-back create gives its number back.
-func nextID(ctx context.Context, tx *db.Tx, teamID int64, kind string) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx,
-		`INSERT INTO access_ids (team_id, kind, last_id) VALUES ($1, $2, 1)
-		 ON CONFLICT (team_id, kind) DO UPDATE SET last_id = access_ids.last_id + 1
-		 RETURNING last_id`, teamID, kind).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("next %s id: %w", kind, err)
-	}
-	return id, nil
-}
-
-// reserveID makes the team's counter of kind at least id, so that nextID never hands out an id a
-// configuration document gave.
-func reserveID(ctx context.Context, tx *db.Tx, teamID int64, kind string, id int64) error {
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO access_ids (team_id, kind, last_id) VALUES ($1, $2, $3)
-		 ON CONFLICT (team_id, kind) DO UPDATE SET last_id = CASE WHEN access_ids.last_id < $3 THEN $3 ELSE access_ids.last_id END`,
-		teamID, kind, id)
-	if err != nil {
-		return fmt.Errorf("reserve %s id: %w", kind, err)
-	}
-	return nil
-}
-
 type scanner interface{ Scan(dest ...any) error }
 
 // ---- members

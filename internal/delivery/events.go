@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -203,7 +202,7 @@ func (w *Worker) finishEvent(ctx context.Context, e Event, deliveries []Delivery
 				continue
 			}
 			if err != nil {
-				return fmt.Errorf("enqueue the delivery to %s: %w", strings.TrimSpace(d.ConnectorID), err)
+				return fmt.Errorf("enqueue the delivery to %s: %w", d.ConnectorID, err)
 			}
 		}
 		return nil

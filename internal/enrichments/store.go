@@ -18,7 +18,7 @@ func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
 	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.enrichments:%d", teamID))
 }
 
-// The kinds of enrichment_ids.
+// The kinds of the team's numbers (db.NextTeamNumber) that enrichments and data sets are given.
 const (
 	enrichmentIDs = "enrichment"
 	dataSetIDs    = "dataSet"
@@ -26,13 +26,9 @@ const (
 
 // nextID returns the next id of kind in the team: one more than the last one given.
 func nextID(ctx context.Context, tx *db.Tx, teamID int64, kind string) (int64, error) {
-	var id int64
-	err := tx.QueryRowContext(ctx,
-		`INSERT INTO enrichment_ids (team_id, kind, last_id) VALUES ($1, $2, 1)
-		 ON CONFLICT (team_id, kind) DO UPDATE SET last_id = enrichment_ids.last_id + 1
-		 RETURNING last_id`, teamID, kind).Scan(&id)
+	id, err := db.NextTeamNumber(ctx, tx, teamID, kind)
 	if err != nil {
-		return 0, fmt.Errorf("next %s id: %w", kind, err)
+		return 0, err
 	}
 	tx.AuditResource(strconv.FormatInt(id, 10))
 	return id, nil
@@ -41,12 +37,8 @@ func nextID(ctx context.Context, tx *db.Tx, teamID int64, kind string) (int64, e
 // reserveID records that id of kind is given in the team (a configuration document may name
 // ids), so that nextID never gives it again.
 func reserveID(ctx context.Context, tx *db.Tx, teamID int64, kind string, id int64) error {
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO enrichment_ids (team_id, kind, last_id) VALUES ($1, $2, $3)
-		 ON CONFLICT (team_id, kind) DO UPDATE SET last_id = CASE WHEN enrichment_ids.last_id < $3 THEN $3 ELSE enrichment_ids.last_id END`,
-		teamID, kind, id)
-	if err != nil {
-		return fmt.Errorf("reserve %s id: %w", kind, err)
+	if err := db.ReserveTeamNumber(ctx, tx, teamID, kind, id); err != nil {
+		return err
 	}
 	tx.AuditResource(strconv.FormatInt(id, 10))
 	return nil

@@ -1,10 +1,12 @@
 -- Organisation and access (issue 34, part A): a team's daily quota, its members, groups (with a
 -- role, an optional scope and members) and scopes. Member and group numbers are given out per
--- team from access_ids. A group's role_id names a system role (1-7) or a custom role of the team;
+-- team from team_numbers (db.NextTeamNumber), which other areas' numbered resources share. A group's role_id names a system role (1-7) or a custom role of the team;
 -- 0 is no role. scope_id '' is no scope.
 ALTER TABLE teams ADD COLUMN daily_quota DOUBLE PRECISION NOT NULL DEFAULT 0.01;
 
-CREATE TABLE access_ids (
+-- The last number given to each team's resources of a kind ('member', 'group', 'enrichment',
+-- 'dataSet', …), so that a number is never given twice in a team, even after its holder is gone.
+CREATE TABLE team_numbers (
     team_id BIGINT NOT NULL REFERENCES teams (id),
     kind    TEXT   NOT NULL,
     last_id BIGINT NOT NULL,

@@ -16,11 +16,5 @@ CREATE TABLE enrichments (
 
 CREATE INDEX enrichments_by_data_set ON enrichments (team_id, data_set_id);
 
--- The last id given to each team's enrichments (kind 'enrichment') and data sets (kind
--- 'dataSet'), so that an id is never given twice in a team, even after its holder is deleted.
-CREATE TABLE enrichment_ids (
-    team_id BIGINT NOT NULL REFERENCES teams (id),
-    kind    TEXT    NOT NULL,
-    last_id BIGINT NOT NULL,
-    PRIMARY KEY (team_id, kind)
-);
+-- Enrichment and data set ids are the team's numbers of kinds 'enrichment' and 'dataSet'
+-- (team_numbers, migration 0046).

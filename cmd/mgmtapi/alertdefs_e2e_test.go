@@ -213,6 +213,12 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		if events := feed(); len(events) != 2 {
 			return fmt.Sprintf("events %+v", events)
 		}
+		// The worker has routed the resolution (with the definition as it is now: no
+		// destinations), so the replace below cannot reach it.
+		var waiting int
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM notification_events`).Scan(&waiting); err != nil || waiting != 0 {
+			return fmt.Sprintf("%d events not routed yet (%v)", waiting, err)
+		}
 		return ""
 	})
 	if n := receiver.count(); n != 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -64,7 +65,7 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 
 // Prepare implements teamconfig.Area: the connector of ReplaceConnector's body (one without an id
 // gets a fresh one; an id is a notification-center id, as the connector's path takes), checked by
-// checkConnector but for sensitive values sent as Mask, which Put resolves against the stored
+// checkConnector but for sensitive values sent as connectortypes.Mask, which Put resolves against the stored
 // connector.
 //
 // Errors: Invalid naming the field under connector and the rule.
@@ -96,13 +97,13 @@ func (Configuration) Unchanged(current, want teamconfig.Resource) bool {
 	if !ok1 || !ok2 || cur.Type.Or("") != w.Type.Or("") {
 		return false
 	}
-	ty, _ := TypeOf(w.Type.Or(""))
+	ty, _ := connectortypes.Lookup(w.Type.Or(""))
 	stored := valuesOf(cur)
 	cfg := w.ConnectorConfig.Or(oas.ConnectorConfig{})
 	fields := make([]oas.ConnectorConfigField, len(cfg.Fields))
 	for i, f := range cfg.Fields {
 		name := f.FieldName.Or("")
-		if def, _ := ty.Field(name); def.Sensitive && f.Value.Or("") == Mask {
+		if def, _ := ty.Field(name); def.Sensitive && f.Value.Or("") == connectortypes.Mask {
 			v, ok := stored[name]
 			if !ok {
 				return false

@@ -13,6 +13,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -94,7 +95,7 @@ func TestCreateGetMasksSecrets(t *testing.T) {
 		if c.ID == "" || c.TeamID != teamID || c.Name != "Paging" || c.Type != "SLACK" || c.CreateTime == "" || c.UpdateTime != c.CreateTime {
 			t.Fatalf("created %+v", c)
 		}
-		if v, _ := c.value("webhookUrl"); v != connectors.Mask {
+		if v, _ := c.value("webhookUrl"); v != connectortypes.Mask {
 			t.Fatalf("webhookUrl answered %q, want the mask", v)
 		}
 		if v, _ := c.value("channel"); v != "#ops" {
@@ -152,7 +153,7 @@ func TestReplaceKeepsMaskedSecret(t *testing.T) {
 		env.Clock.Advance(1e9)
 		// Read-modify-write: the answer sent back with one change.
 		body := `{"connector":{"id":"` + c.ID + `","name":"Renamed","type":"SLACK","connectorConfig":{"fields":[` +
-			`{"fieldName":"webhookUrl","value":"` + connectors.Mask + `"},{"fieldName":"channel","value":"#ops2"}]}}}`
+			`{"fieldName":"webhookUrl","value":"` + connectortypes.Mask + `"},{"fieldName":"channel","value":"#ops2"}]}}}`
 		r := apitest.Decode[struct{ Connector connectorOut }](t, env.JSON(t, http.MethodPut, connPath, key, body)).Connector
 		if r.Name != "Renamed" || r.CreateTime != c.CreateTime || r.UpdateTime == c.UpdateTime || string(r.ConfigOverrides) != "[]" {
 			t.Fatalf("replaced %+v", r)
@@ -167,7 +168,7 @@ func TestReplaceKeepsMaskedSecret(t *testing.T) {
 			t.Fatalf("the masked value replaced the secret: %q", secret)
 		}
 		// A new secret replaces it.
-		body = strings.Replace(body, connectors.Mask, "https://hooks.slack.com/services/new", 1)
+		body = strings.Replace(body, connectortypes.Mask, "https://hooks.slack.com/services/new", 1)
 		env.JSON(t, http.MethodPut, connPath, key, body)
 		_ = env.DB.InTx(context.Background(), func(tx *db.Tx) error {
 			s, err := connectors.Load(context.Background(), tx, teamID, c.ID)
@@ -382,7 +383,7 @@ func TestConnectorSchema(t *testing.T) {
 			}
 			SupportedPayloadTypes []string
 		}
-		for _, ty := range connectors.Types() {
+		for _, ty := range connectortypes.Kinds() {
 			if ty.Preview {
 				continue // not in the public documents' enumeration; see TestPreviewType
 			}
@@ -397,7 +398,7 @@ func TestConnectorSchema(t *testing.T) {
 					t.Errorf("%s field %d: %+v", ty.Type, i, f)
 				}
 			}
-			if !ty.Delivered && !strings.Contains(s.ConnectorConfigSchema.Fields[0].Description, "does not send") {
+			if !ty.Delivered() && !strings.Contains(s.ConnectorConfigSchema.Fields[0].Description, "does not send") {
 				t.Errorf("%s: the schema does not say it is not delivered", ty.Type)
 			}
 		}
@@ -492,19 +493,19 @@ func TestDeleteAsksTheUsers(t *testing.T) {
 }
 
 func TestMessageFieldsOfPresets(t *testing.T) {
-	if err := connectors.CheckMessageField(oas.ConnectorTypeSLACK, "", "title"); err != nil {
+	if err := connectortypes.CheckMessageField(oas.ConnectorTypeSLACK, "", "title"); err != nil {
 		t.Fatal(err)
 	}
-	if err := connectors.CheckMessageField(oas.ConnectorTypeSLACK, "raw", "payload"); err != nil {
+	if err := connectortypes.CheckMessageField(oas.ConnectorTypeSLACK, "raw", "payload"); err != nil {
 		t.Fatal(err)
 	}
-	if err := connectors.CheckMessageField(oas.ConnectorTypeSLACK, "raw", "title"); err == nil || !strings.Contains(err.Error(), "payload") {
+	if err := connectortypes.CheckMessageField(oas.ConnectorTypeSLACK, "raw", "title"); err == nil || !strings.Contains(err.Error(), "payload") {
 		t.Fatalf("raw title: %v", err)
 	}
-	if err := connectors.CheckMessageField(oas.ConnectorTypePAGERDUTY, "fancy", "summary"); err == nil || !strings.Contains(err.Error(), "pagerduty_default") {
+	if err := connectortypes.CheckMessageField(oas.ConnectorTypePAGERDUTY, "fancy", "summary"); err == nil || !strings.Contains(err.Error(), "pagerduty_default") {
 		t.Fatalf("unknown payload: %v", err)
 	}
-	if err := connectors.CheckMessageField(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED, "x", "y"); err != nil {
+	if err := connectortypes.CheckMessageField(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED, "x", "y"); err != nil {
 		t.Fatalf("unspecified: %v", err)
 	}
 }
@@ -565,10 +566,21 @@ func TestDestination(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			u, rk, ok := c.Destination()
+			u, rk, ok := destination(c)
 			if got := [3]string{u, rk, fmt.Sprint(ok)}; got != w {
 				t.Errorf("%s: %v, want %v", c.Type, got, w)
 			}
 		}
 	})
+}
+
+// destination is where a notification through c goes and its routing key, as its type composes
+// one (no templates); ok is false when the type does not compose one.
+func destination(c connectors.Connector) (url, routingKey string, ok bool) {
+	k, _ := connectortypes.Lookup(c.Type)
+	out, err := k.Compose(c.Fields, nil, c.Integration, connectortypes.Message{Fields: map[string]string{"title": "t"}}, map[string]any{})
+	if err != nil {
+		return "", "", false
+	}
+	return out.URL, out.RoutingKey, true
 }

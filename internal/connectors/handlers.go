@@ -17,6 +17,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -315,10 +316,10 @@ func (h *ConnectorHandler) GetConnectorTypeSummaries(ctx context.Context, params
 	}
 	e := params.SupportedByEntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
 	out := &oas.ConnectorTypeSummaryList{ConnectorTypeSummaries: []oas.ConnectorTypeSummary{}}
-	for _, t := range types {
+	for _, t := range connectortypes.Kinds() {
 		if t.Supports(e) && !t.Preview {
 			out.ConnectorTypeSummaries = append(out.ConnectorTypeSummaries,
-				oas.ConnectorTypeSummary{Type: t.Type, Count: counts[t.Type], DeliveredByMgmtapi: t.Delivered})
+				oas.ConnectorTypeSummary{Type: t.Type, Count: counts[t.Type], DeliveredByMgmtapi: t.Delivered()})
 		}
 	}
 	return out, nil
@@ -328,11 +329,11 @@ func (h *ConnectorHandler) GetConnectorTypeSummaries(ctx context.Context, params
 //
 // Errors: Invalid when type is left out or UNSPECIFIED.
 func (h *ConnectorHandler) GetConnectorSchema(_ context.Context, params oas.GetConnectorSchemaParams) (*oas.ConnectorSchemaResponse, error) {
-	t, ok := TypeOf(params.Type.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))
+	t, ok := connectortypes.Lookup(params.Type.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))
 	if !ok {
 		return nil, apierror.Invalidf("type: required; one of %s", typeNames())
 	}
-	return &oas.ConnectorSchemaResponse{ConnectorSchema: schemaOf(t)}, nil
+	return &oas.ConnectorSchemaResponse{ConnectorSchema: t.Schema()}, nil
 }
 
 func notFoundAs(err error, field, id string) error {

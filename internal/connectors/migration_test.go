@@ -9,6 +9,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -121,11 +122,11 @@ func TestMigrationToPublicFields(t *testing.T) {
 		if f, o := fieldsOf("old-email"); f["emailAddresses"] != `["a@example.com"]` || len(f) != 1 || !strings.Contains(o, `"fieldName":"emailAddresses"`) || strings.Contains(o, "recipients") {
 			t.Errorf("email after 0044: %v %s", f, o)
 		}
-		if f, o := fieldsOf("old-pdi"); f["service"] != "PABC" || f["apiToken"] != connectors.Mask || f["fromEmail"] != "me@example.com" || f["serviceId"] != "" ||
+		if f, o := fieldsOf("old-pdi"); f["service"] != "PABC" || f["apiToken"] != connectortypes.Mask || f["fromEmail"] != "me@example.com" || f["serviceId"] != "" ||
 			!strings.Contains(o, `"fieldName":"service"`) {
 			t.Errorf("pagerduty incidents after 0044: %v %s", f, o)
 		}
-		if f, _ := fieldsOf("old-slack"); f["webhookUrl"] != connectors.Mask || f["channel"] != "#ops" || f["username"] != "bot" {
+		if f, _ := fieldsOf("old-slack"); f["webhookUrl"] != connectortypes.Mask || f["channel"] != "#ops" || f["username"] != "bot" {
 			t.Errorf("slack after 0044: %v", f)
 		}
 		if f, _ := fieldsOf("old-bridge"); f["eventBusArn"] == "" || f["roleArn"] == "" {
@@ -140,7 +141,7 @@ func TestMigrationToPublicFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if u, _, ok := c.Destination(); u != want || !ok {
+			if u, _, ok := destination(c); u != want || !ok {
 				t.Errorf("%s delivers to %q", id, u)
 			}
 		}

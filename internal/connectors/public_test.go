@@ -12,6 +12,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 )
@@ -102,7 +103,7 @@ func sameAsSent(t *testing.T, what, sent string, credentials []string, answer js
 			f := f.(map[string]any)
 			for _, c := range credentials {
 				if f["fieldName"] == c {
-					f["value"] = connectors.Mask
+					f["value"] = connectortypes.Mask
 				}
 			}
 		}
@@ -326,13 +327,13 @@ func TestResolveReadsTheIntegration(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if u, _, _ := c.Destination(); u != "" {
+			if u, _, _ := destination(c); u != "" {
 				t.Fatalf("destination before Resolve: %q", u)
 			}
 			if err := c.Resolve(context.Background(), env.DB.Read(), teamID, outgoingwebhooks.Integrations{}); err != nil {
 				t.Fatal(err)
 			}
-			if u, _, ok := c.Destination(); u != "https://hooks.slack.example/services/T0/B0/x" || !ok || c.Integration.ID != slack {
+			if u, _, ok := destination(c); u != "https://hooks.slack.example/services/T0/B0/x" || !ok || c.Integration.ID != slack {
 				t.Fatalf("%s: destination %q, integration %+v", ref, u, c.Integration)
 			}
 			if err := c.Resolve(context.Background(), env.DB.Read(), teamID+1, outgoingwebhooks.Integrations{}); !errors.Is(err, db.ErrNotFound) {

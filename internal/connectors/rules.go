@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -16,7 +17,7 @@ const MaxConnectors = 800
 // checkConnector applies the rules the decoder cannot: name and type are required, the
 // configuration fields are the type's (each at most once, every required one, each value meeting
 // its field's rule), and each override names a supported entity type once and only fields that
-// allow overrides. A sensitive value sent as Mask is taken from old (the stored connector of a
+// allow overrides. A sensitive value sent as connectortypes.Mask is taken from old (the stored connector of a
 // replace; nil on create). It returns the connector as stored: server fields cleared, omitted
 // fields filled, values unmasked.
 //
@@ -27,7 +28,7 @@ func checkConnector(c oas.Connector, old *oas.Connector) (oas.Connector, error) 
 }
 
 // checkConnectorKeepingMasks is checkConnector for a connector whose stored one is not read yet (a
-// configuration document's): a sensitive value sent as Mask stays Mask, unchecked, for
+// configuration document's): a sensitive value sent as Mask stays connectortypes.Mask, unchecked, for
 // checkConnector to resolve against the stored connector when it is stored.
 //
 // Errors: those of checkConnector.
@@ -39,7 +40,7 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 	if !c.Name.Set {
 		return c, apierror.Invalidf("connector.name: required")
 	}
-	ty, ok := TypeOf(c.Type.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))
+	ty, ok := connectortypes.Lookup(c.Type.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))
 	if !ok {
 		return c, apierror.Invalidf("connector.type: required; one of %s", typeNames())
 	}
@@ -58,7 +59,7 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 		f, ok := ty.Field(sentName)
 		if !ok {
 			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].fieldName: %q is not a field of %s connectors (%s)",
-				i, sentName, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+				i, sentName, ty.Type, ty.ConfigNames())
 		}
 		name := f.Name // a retired alias is stored under its public name
 		if seen[name] {
@@ -66,19 +67,19 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 		}
 		seen[name] = true
 		value := sent.Value.Or("")
-		if f.Sensitive && value == Mask && keepMasks {
-			fields = append(fields, oas.ConnectorConfigField{FieldName: oas.NewOptString(name), Value: oas.NewOptString(Mask)})
+		if f.Sensitive && value == connectortypes.Mask && keepMasks {
+			fields = append(fields, oas.ConnectorConfigField{FieldName: oas.NewOptString(name), Value: oas.NewOptString(connectortypes.Mask)})
 			continue
 		}
-		if f.Sensitive && value == Mask {
+		if f.Sensitive && value == connectortypes.Mask {
 			prev, ok := stored[name]
 			if !ok {
 				return c, apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s stands for the stored value of %s, and this connector has none; send the value itself",
-					i, Mask, name)
+					i, connectortypes.Mask, name)
 			}
 			value = prev
 		}
-		if err := CheckValue(f, value); err != nil {
+		if err := connectortypes.CheckValue(f, value); err != nil {
 			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].value: field %s (%s) %v", i, name, f.Kind, err)
 		}
 		fields = append(fields, oas.ConnectorConfigField{FieldName: oas.NewOptString(name), Value: oas.NewOptString(value)})
@@ -112,7 +113,7 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 			f, ok := ty.Field(sentName)
 			if !ok {
 				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: %q is not a field of %s connectors (%s)",
-					i, j, sentName, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+					i, j, sentName, ty.Type, ty.ConfigNames())
 			}
 			name := f.Name
 			if !f.AllowOverrides {
@@ -142,7 +143,7 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 }
 
 // aliasNote explains a field given twice when one of its names was a retired alias.
-func aliasNote(ty Type, sent string) string {
+func aliasNote(ty connectortypes.Kind, sent string) string {
 	if public, ok := ty.Aliases[sent]; ok {
 		return fmt.Sprintf(" (%s is the retired name of %s)", sent, public)
 	}
@@ -160,15 +161,15 @@ func CheckID(id string) error {
 }
 
 func typeNames() string {
-	names := make([]string, len(types))
-	for i, t := range types {
+	names := make([]string, len(connectortypes.Kinds()))
+	for i, t := range connectortypes.Kinds() {
 		names[i] = string(t.Type)
 	}
 	return strings.Join(names, ", ")
 }
 
 // overridable names the fields of the type that take templates, or says there are none.
-func overridable(t Type) string {
+func overridable(t connectortypes.Kind) string {
 	var out []string
 	for _, f := range t.Config {
 		if f.AllowOverrides {
@@ -194,7 +195,7 @@ func valuesOf(c oas.Connector) map[string]string {
 // resolved are the fields of the stored connector c in its type's order: the value sent, else the
 // field's default; a field with neither is left out.
 func resolved(c oas.Connector) []oas.ConnectorConfigField {
-	ty, _ := TypeOf(c.Type.Or(""))
+	ty, _ := connectortypes.Lookup(c.Type.Or(""))
 	values := valuesOf(c)
 	out := []oas.ConnectorConfigField{}
 	for _, f := range ty.Config {
@@ -211,7 +212,7 @@ func resolved(c oas.Connector) []oas.ConnectorConfigField {
 }
 
 // shown returns fields as answered: sensitive values masked, or left out when drop is set.
-func shown(ty Type, fields []oas.ConnectorConfigField, drop bool) []oas.ConnectorConfigField {
+func shown(ty connectortypes.Kind, fields []oas.ConnectorConfigField, drop bool) []oas.ConnectorConfigField {
 	out := make([]oas.ConnectorConfigField, 0, len(fields))
 	for _, f := range fields {
 		def, _ := ty.Field(f.FieldName.Or(""))
@@ -220,7 +221,7 @@ func shown(ty Type, fields []oas.ConnectorConfigField, drop bool) []oas.Connecto
 				continue
 			}
 			if f.Value.Or("") != "" {
-				f.Value = oas.NewOptString(Mask)
+				f.Value = oas.NewOptString(connectortypes.Mask)
 			}
 		}
 		out = append(out, f)
@@ -231,7 +232,7 @@ func shown(ty Type, fields []oas.ConnectorConfigField, drop bool) []oas.Connecto
 // answerOf is the stored connector c of the team as answered: sensitive values masked, with its
 // resolved configuration.
 func answerOf(c oas.Connector, teamID int64) oas.Connector {
-	ty, _ := TypeOf(c.Type.Or(""))
+	ty, _ := connectortypes.Lookup(c.Type.Or(""))
 	res := resolved(c)
 	c.ConnectorConfig = oas.NewOptConnectorConfig(oas.ConnectorConfig{Fields: shown(ty, c.ConnectorConfig.Or(oas.ConnectorConfig{}).Fields, false)})
 	c.ResolvedConnectorConfig = oas.NewOptConnectorConfig(oas.ConnectorConfig{Fields: shown(ty, res, false)})
@@ -244,7 +245,7 @@ func answerOf(c oas.Connector, teamID int64) oas.Connector {
 
 // summaryOf is the stored connector c of the team without its sensitive fields.
 func summaryOf(c oas.Connector, teamID int64) oas.ConnectorSummary {
-	ty, _ := TypeOf(c.Type.Or(""))
+	ty, _ := connectortypes.Lookup(c.Type.Or(""))
 	overrides := c.ConfigOverrides
 	if overrides == nil {
 		overrides = []oas.ConnectorConfigOverride{}
@@ -264,6 +265,6 @@ func matches(c oas.Connector, t oas.ConnectorType, e oas.NotificationEntityType)
 	if t != oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED && c.Type.Or("") != t {
 		return false
 	}
-	ty, _ := TypeOf(c.Type.Or(""))
+	ty, _ := connectortypes.Lookup(c.Type.Or(""))
 	return ty.Supports(e)
 }

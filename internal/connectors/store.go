@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -35,15 +36,7 @@ type Connector struct {
 	Overrides map[oas.NotificationEntityType]map[string]string
 	// Integration is the outgoing webhook the connector's integrationId names, once Resolve has
 	// read it; nil before, and for connectors that name none.
-	Integration *Integration
-}
-
-// Integration is an outgoing webhook of a team as a connector delivers through it: its id, its
-// type (SLACK, MS_TEAMS_WORKFLOW, MICROSOFT_TEAMS, AWS_EVENT_BRIDGE, PAGERDUTY, …), the URL it
-// sends to and its other settings by name. URL and Settings are secrets: never log them.
-type Integration struct {
-	ID, Type, URL string
-	Settings      map[string]string
+	Integration *connectortypes.Integration
 }
 
 // Integrations finds the integrations (outgoing webhooks) of a team. The outgoing-webhooks area
@@ -52,7 +45,7 @@ type Integration struct {
 type Integrations interface {
 	// Integration returns the team's integration id, read in q; an error wrapping
 	// db.ErrNotFound when the team has none of that id.
-	Integration(ctx context.Context, q db.Querier, teamID int64, id string) (Integration, error)
+	Integration(ctx context.Context, q db.Querier, teamID int64, id string) (connectortypes.Integration, error)
 }
 
 // checkIntegrations checks, in q, that the integrationId of the checked connector c names an
@@ -61,7 +54,7 @@ type Integrations interface {
 //
 // Errors: Invalid naming the field, the id and, for an integration of another type, both types.
 func checkIntegrations(ctx context.Context, q db.Querier, ints Integrations, teamID int64, c oas.Connector) error {
-	ty, _ := TypeOf(c.Type.Or(""))
+	ty, _ := connectortypes.Lookup(c.Type.Or(""))
 	for i, sent := range c.ConnectorConfig.Or(oas.ConnectorConfig{}).Fields {
 		f, _ := ty.Field(sent.FieldName.Or(""))
 		if len(f.Integrations) == 0 {
@@ -105,7 +98,7 @@ func (c *Connector) Resolve(ctx context.Context, q db.Querier, teamID int64, int
 	if err != nil {
 		return fmt.Errorf("integration %q: %w", id, err)
 	}
-	if ty, ok := TypeOf(c.Type); ok {
+	if ty, ok := connectortypes.Lookup(c.Type); ok {
 		if f, ok := ty.Field("integrationId"); ok && len(f.Integrations) > 0 && !slices.Contains(f.Integrations, in.Type) {
 			return fmt.Errorf("integration %q is of type %s; %s connectors need one of type %s: %w",
 				id, in.Type, c.Type, strings.Join(f.Integrations, " or "), ErrIntegrationType)
@@ -273,36 +266,6 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 	return out, rows.Err()
 }
 
-// Destination returns where a delivery through c goes, before templates: the URL its requests
-// are sent to (a generic connector's url; a Slack or Teams connector's integration's URL once
-// Resolve has read it, else its deprecated webhookUrl; a PAGERDUTY_INCIDENTS connector's
-// integration's URL, empty for PagerDuty's own endpoint) and, for PagerDuty, the Events API v2
-// routing key (a PAGERDUTY_INCIDENTS connector's integration's serviceKey); neither for EMAIL (its addresses are a field, its server the operator's). ok is
-// false for the types mgmtapi does not deliver through (Type.Delivered). Both values are
-// secrets: never log them. A template of the entity type (Overrides) wins over these values;
-// internal/messages renders it.
-func (c Connector) Destination() (url, routingKey string, ok bool) {
-	switch c.Type {
-	case oas.ConnectorTypeGENERICHTTPS:
-		return c.Fields["url"], "", true
-	case oas.ConnectorTypeSLACK, oas.ConnectorTypeMICROSOFTTEAMS:
-		if c.Integration != nil {
-			return c.Integration.URL, "", true
-		}
-		return c.Fields["webhookUrl"], "", true
-	case oas.ConnectorTypePAGERDUTY:
-		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
-	case oas.ConnectorTypePAGERDUTYINCIDENTS:
-		if c.Integration != nil {
-			return c.Integration.URL, c.Integration.Settings["serviceKey"], true
-		}
-		return "", "", true
-	case oas.ConnectorTypeEMAIL:
-		return "", "", true
-	}
-	return "", "", false
-}
-
 // FromConfig checks a connector configuration not stored (a test of one: connectors:testConfig)
 // with the rules a create applies, and returns it as Load would: every field not sent holding its
 // default. Mask stands for no stored value here and is refused.
@@ -333,13 +296,13 @@ func FromConfig(t oas.ConnectorType, fields []oas.ConnectorConfigField) (Connect
 // type (a connector's configOverrides, a router destination's connectorConfigFields). The error
 // is the rule broken, to follow the field's path in a message.
 func CheckTemplatedField(t oas.ConnectorType, name string) error {
-	ty, ok := TypeOf(t)
+	ty, ok := connectortypes.Lookup(t)
 	if !ok {
 		return fmt.Errorf("connector type %q is unknown", t)
 	}
 	f, ok := ty.Field(name)
 	if !ok {
-		return fmt.Errorf("%q is not a field of %s connectors (%s)", name, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+		return fmt.Errorf("%q is not a field of %s connectors (%s)", name, ty.Type, ty.ConfigNames())
 	}
 	if !f.AllowOverrides {
 		return fmt.Errorf("field %s of %s connectors takes no template (%s)", name, ty.Type, overridable(ty))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // sent builds d's request and decodes its body.
@@ -101,7 +103,7 @@ func TestPagerDutyIsAnEventsV2EventWithAStableDedupKey(t *testing.T) {
 	d := base(PagerDuty, Triggered, fields)
 	d.URL, d.RoutingKey = "", "R0UT1NGKEY"
 	trigger, url, _ := sent(t, d)
-	if url != DefaultPagerDutyURL {
+	if url != connectortypes.DefaultPagerDutyURL {
 		t.Errorf("url %s", url)
 	}
 	payload := trigger["payload"].(map[string]any)

@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // Attempt is the outcome of one request sent by Do or one message sent by Mail.
@@ -55,12 +57,12 @@ func (s *Sender) Do(ctx context.Context, req *http.Request) Attempt {
 	return a
 }
 
-// Mail sends one plain-text message to the recipients (checked by ParseRecipients) through the
+// Mail sends one plain-text message to the recipients (checked by connectortypes.ParseRecipients) through the
 // operator's SMTP server, as EMAIL deliveries are sent (STARTTLS, authentication, the From
 // address and the Message-ID derived from key), once, within the attempt timeout. Without an
 // SMTP server it fails with ErrNoSMTPServer.
 func (s *Sender) Mail(ctx context.Context, key string, to []string, subject, text string) Attempt {
-	list, err := ParseRecipients(to)
+	list, err := connectortypes.ParseRecipients(to)
 	if err != nil {
 		return Attempt{Err: err}
 	}

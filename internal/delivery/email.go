@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // SMTPServer is the server EMAIL deliveries are sent through (--smtp-url, --smtp-from). It is the
@@ -47,40 +49,8 @@ type SMTPServer struct {
 // Email is the EMAIL connector type: one message per delivery, through Options.SMTP.
 const Email ConnectorType = "EMAIL"
 
-// MaxRecipients is the most addresses one EMAIL delivery is sent to.
-const MaxRecipients = 100
-
 // ErrNoSMTPServer is the outcome of an EMAIL delivery when the server has no SMTP server.
 var ErrNoSMTPServer = errors.New("email: no SMTP server is configured (--smtp-url)")
-
-// ParseRecipients checks an EMAIL connector's recipients: 1 to MaxRecipients addresses, each one
-// net/mail reads ("ops@example.com" or "Ops <ops@example.com>"), none holding a line break. It
-// returns the bare addresses (the display names dropped), each once, in their first order. The
-// error names the rule and the address (recipients are not secrets).
-func ParseRecipients(list []string) ([]string, error) {
-	if len(list) == 0 {
-		return nil, errors.New("must hold at least one address")
-	}
-	if len(list) > MaxRecipients {
-		return nil, fmt.Errorf("must hold at most %d addresses, not %d", MaxRecipients, len(list))
-	}
-	out := make([]string, 0, len(list))
-	seen := map[string]bool{}
-	for i, s := range list {
-		if strings.ContainsAny(s, "\r\n") {
-			return nil, fmt.Errorf("must hold email addresses: [%d] holds a line break", i)
-		}
-		a, err := mail.ParseAddress(s)
-		if err != nil {
-			return nil, fmt.Errorf("must hold email addresses: [%d] %q is not one (%v)", i, cutRunes(s, 256), err)
-		}
-		if !seen[strings.ToLower(a.Address)] {
-			seen[strings.ToLower(a.Address)] = true
-			out = append(out, a.Address)
-		}
-	}
-	return out, nil
-}
 
 // email is an EMAIL record's message, as its fields hold it: to (a JSON array of addresses),
 // subject and text.
@@ -101,7 +71,7 @@ func emailOf(r record) (email, error) {
 			return email{}, fmt.Errorf("delivery fields.to: must be an array of addresses")
 		}
 	}
-	to, err := ParseRecipients(f.To)
+	to, err := connectortypes.ParseRecipients(f.To)
 	if err != nil {
 		return email{}, fmt.Errorf("delivery fields.to: %w", err)
 	}
@@ -127,7 +97,7 @@ func headerText(s string, n int) string {
 		}
 		return r
 	}, s)
-	return cutRunes(strings.Join(strings.Fields(s), " "), n)
+	return connectortypes.CutBytes(strings.Join(strings.Fields(s), " "), n)
 }
 
 // messageID is the Message-ID of a record: derived from its team and idempotency key, so every

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/smtptest"
@@ -241,15 +242,15 @@ func TestEmailEnqueueChecksTheRecipients(t *testing.T) {
 // TestParseRecipients: display names are dropped, duplicates (case aside) kept once, and the
 // bounds hold.
 func TestParseRecipients(t *testing.T) {
-	got, err := delivery.ParseRecipients([]string{"Ops <ops@example.com>", "b@example.com", "OPS@example.com"})
+	got, err := connectortypes.ParseRecipients([]string{"Ops <ops@example.com>", "b@example.com", "OPS@example.com"})
 	if err != nil || strings.Join(got, ",") != "ops@example.com,b@example.com" {
 		t.Errorf("%q %v", got, err)
 	}
-	many := make([]string, delivery.MaxRecipients+1)
+	many := make([]string, connectortypes.MaxRecipients+1)
 	for i := range many {
 		many[i] = "a@example.com"
 	}
-	if _, err := delivery.ParseRecipients(many); err == nil || !strings.Contains(err.Error(), "at most 100") {
+	if _, err := connectortypes.ParseRecipients(many); err == nil || !strings.Contains(err.Error(), "at most 100") {
 		t.Errorf("101 recipients: %v", err)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/net/http/httpguts"
 
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
@@ -73,9 +74,6 @@ func (k EventKind) known() bool {
 	return false
 }
 
-// DefaultPagerDutyURL is where PagerDuty events go when the connector names no URL.
-const DefaultPagerDutyURL = "https://events.pagerduty.com/v2/enqueue"
-
 // Delivery is one notification to one connector, as Enqueue stores it.
 type Delivery struct {
 	TeamID int64
@@ -88,7 +86,7 @@ type Delivery struct {
 	// ConnectorID, ConnectorName (defaults to ConnectorID) and ConnectorType name the receiver.
 	ConnectorID, ConnectorName string
 	ConnectorType              ConnectorType
-	// URL is the destination: the webhook URL, or PagerDuty's events endpoint (DefaultPagerDutyURL
+	// URL is the destination: the webhook URL, or PagerDuty's events endpoint (connectortypes.DefaultPagerDutyURL
 	// when empty); empty for Email, whose recipients are fields.to. A secret.
 	URL string
 	// RoutingKey is PagerDuty's integration key. A secret.
@@ -107,7 +105,7 @@ type Delivery struct {
 	// Slack reads text (required) and blocks; PagerDuty summary (required on a trigger), source,
 	// severity (critical, error, warning or info; error when absent), component, group, class
 	// and custom_details; Microsoft Teams title, text (one of the two required) and facts (an
-	// object of strings); Email to (the recipients, see ParseRecipients), subject and text.
+	// object of strings); Email to (the recipients, see connectortypes.ParseRecipients), subject and text.
 	Fields map[string]any
 	// EntityType and EntityID name what the event is about (case, incident, ...), EventKind what
 	// happened to it.
@@ -152,7 +150,7 @@ const maxFieldsBytes = 256 << 10
 // already has is the same notification and is not written again (nil). It returns an error
 // naming the field and rule when d is incomplete: a missing team, request id (a UUID), router
 // id, connector id, URL (absolute http or https; none for Email) or PagerDuty routing key, email
-// recipients that ParseRecipients refuses, an unknown connector
+// recipients that connectortypes.ParseRecipients refuses, an unknown connector
 // type or event kind, fields that do not encode as JSON or are larger than 256 KiB, or a
 // PagerDuty trigger, Slack message or Teams card without the field it needs.
 //
@@ -227,7 +225,7 @@ func complete(d *Delivery) error {
 	if d.ConnectorName == "" {
 		d.ConnectorName = d.ConnectorID
 	}
-	d.RouterName, d.ConnectorName = cutRunes(d.RouterName, 256), cutRunes(d.ConnectorName, 256)
+	d.RouterName, d.ConnectorName = connectortypes.CutBytes(d.RouterName, 256), connectortypes.CutBytes(d.ConnectorName, 256)
 	if d.Method == "" {
 		d.Method = http.MethodPost
 	}
@@ -263,7 +261,7 @@ func complete(d *Delivery) error {
 	case PagerDuty, ServiceNow, IncidentIO:
 		if d.ConnectorType == PagerDuty {
 			if d.URL == "" {
-				d.URL = DefaultPagerDutyURL
+				d.URL = connectortypes.DefaultPagerDutyURL
 			}
 			if d.RoutingKey == "" {
 				return fmt.Errorf("delivery routingKey: required for PagerDuty")
@@ -435,3 +433,14 @@ func cutMessage(s string) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// TriggerSent reports whether the team's connector was enqueued a triggered notification of the
+// entity (whatever became of it), read in q. Routing asks it before an alert's resolution or
+// acknowledgement: a connector that never saw the alert start is not told it ended.
+func TriggerSent(ctx context.Context, q db.Querier, teamID int64, connectorID, entityType, entityID string) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE team_id = $1 AND entity_type = $2
+		AND entity_id = $3 AND connector_id = $4 AND event_kind = 'triggered' LIMIT 1) sent`,
+		teamID, entityType, entityID, connectorID).Scan(&n)
+	return n > 0, err
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
@@ -447,7 +448,7 @@ func send(ctx context.Context, client *http.Client, server *SMTPServer, r record
 	switch {
 	case res.StatusCode >= 200 && res.StatusCode < 300:
 		return o
-	case res.StatusCode == http.StatusTooManyRequests || res.StatusCode >= 500:
+	case retryable(r.ConnectorType, res.StatusCode):
 		o.retry = true
 		if d, ok := retryAfter(res.Header.Get("Retry-After"), time.Now()); ok {
 			o.wait = d
@@ -489,7 +490,7 @@ func snippet(b []byte) string {
 		}
 		return r
 	}, s)
-	return cutRunes(strings.Join(strings.Fields(s), " "), 300)
+	return connectortypes.CutBytes(strings.Join(strings.Fields(s), " "), 300)
 }
 
 // backoff is the delay before attempt n+1 after n failed attempts: exponential, capped, jittered.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
@@ -120,7 +121,7 @@ func TestComposeServiceNowIncidentIOAndEventBridge(t *testing.T) {
 		t.Fatalf("incident.io: %+v, %v", m, err)
 	}
 	eb := connectors.Connector{Type: oas.ConnectorTypeEVENTBRIDGE, Fields: map[string]string{"integrationId": "7"},
-		Integration: &connectors.Integration{ID: "7", Type: "AWS_EVENT_BRIDGE", Settings: map[string]string{"eventBusArn": "arn", "detail": "old"}}}
+		Integration: &connectortypes.Integration{ID: "7", Type: "AWS_EVENT_BRIDGE", Settings: map[string]string{"eventBusArn": "arn", "detail": "old"}}}
 	m, err = messages.Compose(t.Context(), nil, 1, eb, preset("", "title", "T", "description", "D", "detail", `{"team": "db"}`), alert)
 	if err != nil || m.Type != delivery.Webhook || m.WebhookType != "AWS_EVENT_BRIDGE" || m.Webhook == nil ||
 		m.Webhook.Title != "T" || m.Webhook.Text != "D" || m.WebhookSettings["detail"] != `{"team": "db"}` ||

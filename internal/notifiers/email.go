@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // emailGroup is EMAIL_GROUP: one plain-text message to the group's addresses (1 to
-// delivery.MaxRecipients) through the operator's SMTP server: the subject is the title, the body
+// connectortypes.MaxRecipients) through the operator's SMTP server: the subject is the title, the body
 // the text, the fields one a line, and the link.
 type emailGroup struct{}
 
@@ -19,11 +19,11 @@ func (emailGroup) Check(t Target) error {
 		return fieldErr("emailGroup.emailAddresses", "at least one address is required")
 	}
 	for i, a := range t.Emails {
-		if _, err := delivery.ParseRecipients([]string{a}); err != nil {
+		if _, err := connectortypes.ParseRecipients([]string{a}); err != nil {
 			return fieldErr("emailGroup.emailAddresses["+itoa(i)+"]", "%s", strings.TrimPrefix(err.Error(), "recipients: "))
 		}
 	}
-	if _, err := delivery.ParseRecipients(t.Emails); err != nil {
+	if _, err := connectortypes.ParseRecipients(t.Emails); err != nil {
 		return fieldErr("emailGroup.emailAddresses", "%s", err)
 	}
 	return nil

@@ -3,13 +3,12 @@ package notifiers
 import (
 	"context"
 	"net/http"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
-// DefaultPagerDutyURL is where PAGERDUTY webhooks send their events when they name no url.
-const DefaultPagerDutyURL = "https://events.pagerduty.com/v2/enqueue"
-
 // pagerDuty is PAGERDUTY: an Events API v2 event POSTed to the enqueue endpoint (the webhook's
-// url, else DefaultPagerDutyURL): routing_key is the serviceKey setting, event_action trigger (a
+// url, else connectortypes.DefaultPagerDutyURL): routing_key is the serviceKey setting, event_action trigger (a
 // test too) or resolve, dedup_key the message's key, and for a trigger the payload (summary,
 // source, severity, timestamp, custom_details) and the link.
 type pagerDuty struct{}
@@ -24,7 +23,7 @@ func (pagerDuty) Check(t Target) error {
 func (pagerDuty) Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
 	u := t.URL
 	if u == "" {
-		u = DefaultPagerDutyURL
+		u = connectortypes.DefaultPagerDutyURL
 	}
 	ev := map[string]any{"routing_key": t.Settings["serviceKey"], "event_action": "trigger"}
 	if m.Key != "" {

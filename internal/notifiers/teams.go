@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // teamsWorkflow is MS_TEAMS_WORKFLOW: a POST to a Teams workflow's URL ("When a Teams webhook
@@ -16,7 +16,7 @@ type teamsWorkflow struct{}
 func (teamsWorkflow) Check(Target) error { return nil }
 
 func (teamsWorkflow) Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
-	return postJSON(ctx, t.URL, delivery.TeamsCard(cut(m.Title, 500), cut(m.Text, 10000), m.facts(), m.Link))
+	return postJSON(ctx, t.URL, connectortypes.TeamsCard(cut(m.Title, 500), cut(m.Text, 10000), m.facts(), m.Link))
 }
 
 func (teamsWorkflow) Retry(status int) bool { return retryServer(status) }

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
@@ -141,7 +142,7 @@ func (h *TestingHandler) TestPresetConfig(ctx context.Context, req oas.OptTestPr
 			return nil, apierror.Invalidf("configOverrides[%d].%s", i, err.Error())
 		}
 		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
-			if err := connectors.CheckMessageField(c.Type, o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
+			if err := connectortypes.CheckMessageField(c.Type, o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
 				return nil, apierror.Invalidf("configOverrides[%d].messageConfig.fields[%d].fieldName: %v", i, j, err)
 			}
 		}
@@ -196,7 +197,7 @@ func (h *TestingHandler) TestDestination(ctx context.Context, req oas.OptTestDes
 	}
 	fields := make([]oas.PresetMessageField, 0, len(body.MessageConfigFields))
 	for i, f := range body.MessageConfigFields {
-		if err := connectors.CheckMessageField(c.Type, payload, f.FieldName.Or("")); err != nil {
+		if err := connectortypes.CheckMessageField(c.Type, payload, f.FieldName.Or("")); err != nil {
 			return nil, apierror.Invalidf("messageConfigFields[%d].fieldName: %v", i, err)
 		}
 		fields = append(fields, f)
@@ -211,7 +212,7 @@ func (h *TestingHandler) TestDestination(ctx context.Context, req oas.OptTestDes
 	if len(body.ConnectorConfigFields) > 0 {
 		templates := map[string]string{}
 		for i, f := range body.ConnectorConfigFields {
-			name := connectors.PublicFieldName(c.Type, f.FieldName.Or("")) // a retired alias names its public field
+			name := connectortypes.PublicFieldName(c.Type, f.FieldName.Or("")) // a retired alias names its public field
 			if err := connectors.CheckTemplatedField(c.Type, name); err != nil {
 				return nil, apierror.Invalidf("connectorConfigFields[%d].fieldName: %v", i, err)
 			}
@@ -417,7 +418,7 @@ func (h *TestingHandler) loadPreset(ctx context.Context, teamID int64, field, id
 //
 // Errors: Invalid naming entityType.
 func newTrial(c connectors.Connector, preset *oas.Preset, e oas.NotificationEntityType, subType string) (trial, error) {
-	if ty, ok := connectors.TypeOf(c.Type); ok && !ty.Supports(e) {
+	if ty, ok := connectortypes.Lookup(c.Type); ok && !ty.Supports(e) {
 		return trial{}, apierror.Invalidf("entityType: %s connectors do not carry %s notifications", c.Type, e)
 	}
 	entity, err := notifyexpr.SampleEntity(string(e), subType)
@@ -432,7 +433,7 @@ func checkPayload(c oas.ConnectorType, payload string) error {
 	if payload == "" {
 		return nil
 	}
-	ty, ok := connectors.TypeOf(c)
+	ty, ok := connectortypes.Lookup(c)
 	if !ok {
 		return nil
 	}
@@ -448,7 +449,7 @@ func checkPayload(c oas.ConnectorType, payload string) error {
 
 // firstPayload is the connector type's default payload type.
 func firstPayload(c oas.ConnectorType) string {
-	if ty, ok := connectors.TypeOf(c); ok && len(ty.Payloads) > 0 {
+	if ty, ok := connectortypes.Lookup(c); ok && len(ty.Payloads) > 0 {
 		return ty.Payloads[0].Name
 	}
 	return ""
@@ -515,8 +516,8 @@ func contextEntityType(entity map[string]any) oas.NotificationEntityType {
 // deliveredTypes names the connector types mgmtapi sends through.
 func deliveredTypes() string {
 	var out []string
-	for _, t := range connectors.Types() {
-		if t.Delivered {
+	for _, t := range connectortypes.Kinds() {
+		if t.Delivered() {
 			out = append(out, string(t.Type))
 		}
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
@@ -42,11 +42,11 @@ type Integrations struct{}
 // Integration returns the team's webhook id (its id or its externalId), read in q.
 //
 // Errors: one wrapping db.ErrNotFound when the team has no such webhook.
-func (Integrations) Integration(ctx context.Context, q db.Querier, teamID int64, id string) (connectors.Integration, error) {
+func (Integrations) Integration(ctx context.Context, q db.Querier, teamID int64, id string) (connectortypes.Integration, error) {
 	s, err := getWebhook(ctx, q, teamID, id)
 	if err != nil {
-		return connectors.Integration{}, err
+		return connectortypes.Integration{}, err
 	}
 	t := targetOf(s.Data)
-	return connectors.Integration{ID: s.ID, Type: string(s.Data.Type.Or("")), URL: t.URL, Settings: settingsOf(t)}, nil
+	return connectortypes.Integration{ID: s.ID, Type: string(s.Data.Type.Or("")), URL: t.URL, Settings: settingsOf(t)}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
@@ -306,7 +307,7 @@ func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGet
 
 // ListPresetSummaries lists the system presets and then the team's custom presets, oldest first,
 // without their overrides, filtered by connector and entity type; the system preset of a preview
-// connector type (connectors.Type.Preview) only when the filter names that type.
+// connector type (connectortypes.Kind.Preview) only when the filter names that type.
 func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams) (*oas.PresetSummaryList, error) {
 	out := []oas.PresetSummary{}
 	err := h.eachSummary(ctx, params, func(s *oas.PresetSummary) error {
@@ -341,7 +342,7 @@ func (h *PresetHandler) eachSummary(ctx context.Context, params oas.ListPresetSu
 		return yield(&s)
 	}
 	for _, sc := range systemConnectors {
-		if ty, _ := connectors.TypeOf(sc); ty.Preview && c != sc {
+		if ty, _ := connectortypes.Lookup(sc); ty.Preview && c != sc {
 			continue // a preview type's preset is listed when the client asks for that type
 		}
 		p := systemPreset(sc)

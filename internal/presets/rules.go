@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
-	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -19,7 +19,7 @@ var systemTime = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 // answers them: every type of the connector table.
 var systemConnectors = func() []oas.ConnectorType {
 	var out []oas.ConnectorType
-	for _, t := range connectors.Types() {
+	for _, t := range connectortypes.Kinds() {
 		out = append(out, t.Type)
 	}
 	return out
@@ -63,7 +63,7 @@ func systemPreset(c oas.ConnectorType) oas.Preset {
 		return oas.PresetMessageField{FieldName: oas.NewOptString(name), Template: oas.NewOptString(template)}
 	}
 	payload := ""
-	if ty, ok := connectors.TypeOf(c); ok {
+	if ty, ok := connectortypes.Lookup(c); ok {
 		payload = ty.Payloads[0].Name
 	}
 	return oas.Preset{
@@ -173,11 +173,11 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 	// The payload type and the message fields are those of the connector type, from the table
 	// the connector-schema operation answers (a preset of no connector type is not checked).
 	for i, o := range p.ConfigOverrides {
-		if err := connectors.CheckPayloadType(p.ConnectorType.Or(""), o.PayloadType.Or("")); err != nil {
+		if err := connectortypes.CheckPayloadType(p.ConnectorType.Or(""), o.PayloadType.Or("")); err != nil {
 			return p, apierror.Invalidf("preset.configOverrides[%d].payloadType: %v", i, err)
 		}
 		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
-			if err := connectors.CheckMessageField(p.ConnectorType.Or(""), o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
+			if err := connectortypes.CheckMessageField(p.ConnectorType.Or(""), o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
 				return p, apierror.Invalidf("preset.configOverrides[%d].messageConfig.fields[%d].fieldName: %v", i, j, err)
 			}
 			if err := notifyexpr.CheckTemplate(f.Template.Or("")); err != nil {

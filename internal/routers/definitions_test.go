@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -164,6 +166,39 @@ func TestDeletingARouterADefinitionNamesRoutesItByLabels(t *testing.T) {
 		alertmanagerWith(t, env, ingest, "Disk", "error", of, t0.Add(time.Minute), time.Time{})
 		if k := kinds(outbox(t, env), names); k != "named:triggered prod:triggered" {
 			t.Fatalf("after the delete: the outbox holds %q", k)
+		}
+	})
+}
+
+// TestAResolutionGoesOnlyWhereItsTriggerWent: routing reads the routers of the moment it routes,
+// so a connector that a router gained after an alert's trigger was routed is not sent that
+// alert's acknowledgement nor its resolution; the connector that was sent the trigger is sent
+// both, and the late one is sent the next alert's trigger and resolution.
+func TestAResolutionGoesOnlyWhereItsTriggerWent(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		early := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/early"})
+		late := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/late"})
+		names := map[string]string{early: "early", late: "late"}
+		create(t, env, key, `{"name":"Early","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+early+`"}]}]}`)
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		alertmanager(t, env, ingest, "DiskFull", "error", t0, time.Time{})
+		if k := kinds(outbox(t, env), names); k != "early:triggered" {
+			t.Fatalf("the trigger: the outbox holds %q", k)
+		}
+		create(t, env, key, `{"name":"Late","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+late+`"}]}]}`)
+		alertmanager(t, env, ingest, "DiskFull", "error", t0, t0.Add(time.Minute))
+		if k := kinds(outbox(t, env), names); k != "early:triggered early:resolved" {
+			t.Fatalf("the resolution after a router gained a connector: the outbox holds %q", k)
+		}
+		alertmanager(t, env, ingest, "CPUHigh", "error", t0, time.Time{})
+		alertmanager(t, env, ingest, "CPUHigh", "error", t0, t0.Add(time.Minute))
+		rows := outbox(t, env)
+		next := strings.Fields(kinds(rows[2:], names))
+		sort.Strings(next)
+		if len(rows) != 6 || strings.Join(next, " ") != "early:resolved early:triggered late:resolved late:triggered" {
+			t.Fatalf("the next alert: the outbox holds %q", kinds(rows, names))
 		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
@@ -62,7 +63,7 @@ func checkTargets(ctx context.Context, tx *db.Tx, teamID int64, r *oas.GlobalRou
 		if err != nil {
 			return err
 		}
-		if ty, _ := connectors.TypeOf(c.Type); !ty.Supports(t.entity) {
+		if ty, _ := connectortypes.Lookup(c.Type); !ty.Supports(t.entity) {
 			return apierror.Invalidf("%s.connectorId: connector %q is of type %s, which does not carry %s notifications", t.path, cid, c.Type, t.entity)
 		}
 		if pid, ok := t.t.PresetId.Get(); ok {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
@@ -315,15 +316,24 @@ func (p *pass) target(r oas.GlobalRouter, t oas.RoutingTarget) error {
 	if err != nil {
 		return err
 	}
-	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
+	if ty, ok := connectortypes.Lookup(c.Type); !ok || !ty.Delivered() {
 		return nil // stored and checked, not sent through: the type's summary says so
 	}
-	if c.Type == oas.ConnectorTypeSERVICENOW && e.Kind != delivery.Triggered && e.Kind != delivery.Opened {
-		// A ServiceNow connector creates an incident per alert or case opened; mgmtapi does not
-		// keep the incident's sys_id, so an acknowledgement, resolution or change is not sent (a
-		// second incident would be wrong); the incident carries the correlation_id by which an
-		// instance's own rules may close it.
-		return nil
+	if ty, _ := connectortypes.Lookup(c.Type); !ty.Sends(string(e.Kind)) {
+		return nil // the type sends only some events (SERVICE_NOW: openings)
+	}
+	if e.EntityType == string(oas.NotificationEntityTypeALERTS) && (e.Kind == delivery.Resolved || e.Kind == delivery.Acknowledged) {
+		// Routing reads the routers and definitions of now: a connector added after the alert's
+		// trigger was routed would be told of an end it never saw the start of.
+		sent, err := delivery.TriggerSent(ctx, p.q, e.TeamID, c.ID, e.EntityType, e.EntityID)
+		if err != nil {
+			return err
+		}
+		if !sent {
+			p.logger.Info("alert notification not sent: the connector was not sent the alert's trigger",
+				"router", r.ID.Or(""), "connector", c.ID, "incident", e.EntityID, "event", string(e.Kind))
+			return nil
+		}
 	}
 	id, err := messages.IntegrationID(c, p.entity)
 	if err != nil {

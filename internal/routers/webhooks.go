@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/notifiers"
@@ -84,7 +85,7 @@ func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
 				URL: dest.URL, WebhookType: dest.Type, WebhookSettings: dest.Settings}
 		case in.Recipients.Set:
 			emails := in.Recipients.Value.Emails
-			if _, err := delivery.ParseRecipients(emails); err != nil {
+			if _, err := connectortypes.ParseRecipients(emails); err != nil {
 				logger.Warn("alert definition's webhook recipients are not addresses; nothing is sent to them",
 					"alert_def_id", defID, "webhook", i, "error", err.Error())
 				continue

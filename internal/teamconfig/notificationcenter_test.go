@@ -10,6 +10,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // The notification center's connectors and global routers in a configuration document.
@@ -68,7 +69,7 @@ func TestConnectorSecrets(t *testing.T) {
 		yamlDoc, jsonDoc := mustExport(t, env, key, false), mustExport(t, env, key, true)
 		noSecret(t, yamlDoc)
 		noSecret(t, jsonDoc)
-		if n := strings.Count(jsonDoc, `"`+connectors.Mask+`"`); n != 2 {
+		if n := strings.Count(jsonDoc, `"`+connectortypes.Mask+`"`); n != 2 {
 			t.Errorf("the export masks %d values, want 2:\n%s", n, jsonDoc)
 		}
 
@@ -106,7 +107,7 @@ func TestConnectorSecrets(t *testing.T) {
 		_, other := env.MustTeam(t, "no secrets")
 		before := mustExport(t, env, other, false)
 		apitest.ExpectError(t, apply(t, env, other, "", "application/yaml", yamlDoc), 400,
-			`connectors[0] ("hook"): connector.connectorConfig.fields[0].value: `+connectors.Mask+` stands for the stored value of password`,
+			`connectors[0] ("hook"): connector.connectorConfig.fields[0].value: `+connectortypes.Mask+` stands for the stored value of password`,
 			"send the value itself")
 		if after := mustExport(t, env, other, false); after != before {
 			t.Fatalf("a refused apply changed the team:\n%s", after)

@@ -275,13 +275,13 @@ func TestEachOperationDelivers(t *testing.T) {
 		if got.Body["alert"] != "HighErrorRate" || got.Body["env"] != "production" || got.Body["priority"] != "P1" || got.Body["title"] != nil {
 			t.Errorf("destination body %v", got.Body)
 		}
-		// with the team's default preset (none for this pair: the built-in templates)
+		// with the team's default preset (the system preset of the pair)
 		meta = succeeded(t, try(t, env, "TestingService_TestDestination", destTest, key, `{"connectorId":"`+hook+`"}`))
-		if meta["presetId"] != "" {
+		if meta["presetId"] != "preset_system_generic_https_test_notifications_empty" {
 			t.Errorf("metadata %v", meta)
 		}
 		if title, _ := rcv.only(t).Body["title"].(string); !strings.Contains(title, "HighErrorRate") {
-			t.Errorf("built-in title %q", title)
+			t.Errorf("system preset's title %q", title)
 		}
 		// sent now, not through the outbox
 		var queued int

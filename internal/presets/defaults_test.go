@@ -77,7 +77,8 @@ func TestDefaultPresetPerPair(t *testing.T) {
 			t.Fatalf("replace: %d %s", res.Status, res.Body)
 		}
 		expect(slackAlerts, slackID)
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, summaryPath+pair("SLACK", "CASES"), key, ""), 404, "CASES")
+		expect(pair("SLACK", "CASES"), "preset_system_slack_cases_basic")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, summaryPath+pair("PAGERDUTY", "OLLY_SCHEDULED_TASKS"), key, ""), 404, "OLLY_SCHEDULED_TASKS")
 		setDefault(t, env, key, deletePath+c1.ID+"/default")
 		expect(pair("SLACK", "CASES"), c1.ID)
 		// Replacing it within its pair keeps it the default; deleting it does not.
@@ -86,11 +87,13 @@ func TestDefaultPresetPerPair(t *testing.T) {
 			t.Fatalf("replace: %d %s", res.Status, res.Body)
 		}
 		expect(pair("SLACK", "CASES"), c1.ID)
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, systemSummaryPath+pair("SLACK", "CASES"), key, ""), 404, "ALERTS only")
+		if got := defaultOf(t, env, key, systemSummaryPath, pair("SLACK", "CASES")); got != "preset_system_slack_cases_basic" {
+			t.Fatalf("the system default of Slack cases: %s", got)
+		}
 		if r := env.JSON(t, http.MethodDelete, deletePath+c1.ID, key, ""); r.Status != 200 {
 			t.Fatalf("delete: %d %s", r.Status, r.Body)
 		}
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, summaryPath+pair("SLACK", "CASES"), key, ""), 404)
+		expect(pair("SLACK", "CASES"), "preset_system_slack_cases_basic")
 
 		// Refusals change nothing.
 		setDefault(t, env, key, deletePath+c2.ID+"/default")

@@ -341,11 +341,11 @@ func (h *PresetHandler) eachSummary(ctx context.Context, params oas.ListPresetSu
 		s := summaryOf(*p)
 		return yield(&s)
 	}
-	for _, sc := range systemConnectors {
-		if ty, _ := connectortypes.Lookup(sc); ty.Preview && c != sc {
+	for _, pair := range systemPairs {
+		if ty, _ := connectortypes.Lookup(pair.c); ty.Preview && c != pair.c {
 			continue // a preview type's preset is listed when the client asks for that type
 		}
-		p := systemPreset(sc)
+		p := systemPreset(pair)
 		if err := item(&p); err != nil {
 			return err
 		}
@@ -456,7 +456,7 @@ func (h *PresetHandler) GetSystemDefaultPresetSummary(_ context.Context, params 
 func systemDefaultSummary(c oas.ConnectorType, e oas.NotificationEntityType) (*oas.DefaultPresetSummary, error) {
 	p, ok := systemDefault(c, e)
 	if !ok {
-		return nil, apierror.NotFoundf("entity_type: no default preset for connector type %s and entity type %s; system presets exist for ALERTS only, and the team made no custom preset the default", c, e)
+		return nil, apierror.NotFoundf("entity_type: no default preset for connector type %s and entity type %s; system presets exist for ALERTS, TEST_NOTIFICATIONS and CASES of the types that carry them, and the team made no custom preset the default", c, e)
 	}
 	return &oas.DefaultPresetSummary{PresetSummary: summaryOf(p)}, nil
 }
@@ -499,7 +499,7 @@ func (h *PresetHandler) ListEntitySubTypes(ctx context.Context, params oas.ListE
 
 // Default returns the preset the team's notifications of the pair are rendered with when a route
 // names none: the custom preset the team made the pair's default, else the pair's system preset.
-// ok is false when the pair has neither (a system preset exists for ALERTS only).
+// ok is false when the pair has neither (system presets exist for ALERTS, TEST_NOTIFICATIONS and CASES of the types that carry them).
 func Default(ctx context.Context, q db.Querier, teamID int64, c oas.ConnectorType, e oas.NotificationEntityType) (p oas.Preset, ok bool, err error) {
 	id, err := presetDefault(ctx, q, teamID, c, e)
 	if err != nil {

@@ -84,21 +84,37 @@ func TestSystemPresets(t *testing.T) {
 		// The public ids the vendor's clients name, and the same pattern for the other types; the
 		// preview type INCIDENT_IO is listed only when asked for (it is not in the public
 		// documents' enumeration).
-		want := []string{"SLACK", "GENERIC_HTTPS", "PAGERDUTY", "IBM_EVENT_NOTIFICATIONS", "SERVICE_NOW", "EMAIL",
+		types := []string{"SLACK", "GENERIC_HTTPS", "PAGERDUTY", "IBM_EVENT_NOTIFICATIONS", "SERVICE_NOW", "EMAIL",
 			"PAGERDUTY_INCIDENTS", "MICROSOFT_TEAMS", "EVENTBRIDGE"}
-		ids := map[string]string{"GENERIC_HTTPS": "preset_system_generic_https_alerts_empty", "EMAIL": "preset_system_email_alerts"}
+		// Each type, with each entity type it carries (PAGERDUTY, IBM, SERVICE_NOW,
+		// PAGERDUTY_INCIDENTS and EVENTBRIDGE carry no scheduled tasks; nobody does yet).
+		entities := []string{"ALERTS", "TEST_NOTIFICATIONS", "CASES"}
+		suffix := map[string]string{"GENERIC_HTTPS": "_empty", "EMAIL": ""}
+		var want []string
+		for _, c := range types {
+			for _, e := range entities {
+				s, ok := suffix[c]
+				if !ok {
+					s = "_basic"
+				}
+				want = append(want, c+" "+e+" preset_system_"+strings.ToLower(c)+"_"+strings.ToLower(e)+s)
+			}
+		}
 		if len(all) != len(want) {
 			t.Fatalf("system presets %d: %+v", len(all), all)
 		}
 		for i, p := range all {
-			id, ok := ids[want[i]]
-			if !ok {
-				id = "preset_system_" + strings.ToLower(want[i]) + "_alerts_basic"
+			if got := p.ConnectorType + " " + p.EntityType + " " + p.ID; got != want[i] || p.PresetType != "SYSTEM" || p.AttachmentConfig.Policy != "AUTO" ||
+				p.ConfigOverrides != nil {
+				t.Fatalf("system preset %d: %+v, want %s", i, p, want[i])
 			}
-			if p.ConnectorType != want[i] || p.PresetType != "SYSTEM" || p.EntityType != "ALERTS" || p.AttachmentConfig.Policy != "AUTO" ||
-				p.ID != id || p.ConfigOverrides != nil {
-				t.Fatalf("system preset %d: %+v", i, p)
-			}
+		}
+		if all[0].ID != "preset_system_slack_alerts_basic" || all[3].ID != "preset_system_generic_https_alerts_empty" || all[15].ID != "preset_system_email_alerts" {
+			t.Fatalf("the public ids of the alerts presets: %s, %s, %s", all[0].ID, all[3].ID, all[15].ID)
+		}
+		cases := apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+"preset_system_slack_cases_basic", key, "")).Preset
+		if !strings.Contains(string(cases.ConfigOverrides), "case.title") {
+			t.Fatalf("the Slack cases preset renders %s", cases.ConfigOverrides)
 		}
 		got := apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+slackID, key, "")).Preset
 		if got.PresetType != "SYSTEM" || !strings.Contains(string(got.ConfigOverrides), "matchEntityType") {
@@ -114,7 +130,7 @@ func TestSystemPresets(t *testing.T) {
 		}
 		// Filters.
 		create(t, env, key, `{"name":"c","connectorType":"SLACK","entityType":"CASES"}`)
-		if got := summaries(t, env, key, "?connector_type=SLACK"); len(got) != 2 || got[1].Name != "c" {
+		if got := summaries(t, env, key, "?connector_type=SLACK"); len(got) != 4 || got[3].Name != "c" {
 			t.Fatalf("slack %+v", got)
 		}
 		if got := summaries(t, env, key, "?connector_type=SLACK&entity_type=ALERTS"); len(got) != 1 || got[0].ID != slackID {
@@ -313,7 +329,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		if got := apitest.Decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?preset_ids="+p.ID, otherKey, "")); len(got.NotFoundIds) != 1 {
 			t.Fatalf("other team batch %+v", got)
 		}
-		if n := len(summaries(t, env, otherKey, "")); n != 9 { // the system presets only
+		if n := len(summaries(t, env, otherKey, "")); n != 27 { // the system presets only
 			t.Fatalf("other team lists %d", n)
 		}
 		// Each permission alone is enough (the delete last).

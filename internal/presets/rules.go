@@ -15,21 +15,38 @@ import (
 // and never change, so they carry one fixed instant rather than the team's creation time.
 var systemTime = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-// systemConnectors are the connector types that have a system preset, in the order the list
-// answers them: every type of the connector table.
-var systemConnectors = func() []oas.ConnectorType {
-	var out []oas.ConnectorType
-	for _, t := range connectortypes.Kinds() {
-		out = append(out, t.Type)
+// systemPair is the connector type and entity type of one system preset.
+type systemPair struct {
+	c oas.ConnectorType
+	e oas.NotificationEntityType
+}
+
+// systemEntities are the entity types with system presets: those mgmtapi sends notifications of.
+var systemEntities = []oas.NotificationEntityType{
+	oas.NotificationEntityTypeALERTS, oas.NotificationEntityTypeTESTNOTIFICATIONS, oas.NotificationEntityTypeCASES,
+}
+
+// systemPairs are the pairs that have a system preset, in the order the list answers them: every
+// type of the connector table, with each entity type it carries of systemEntities.
+var systemPairs = func() []systemPair {
+	var out []systemPair
+	for _, k := range connectortypes.Kinds() {
+		for _, e := range systemEntities {
+			if k.Supports(e) {
+				out = append(out, systemPair{k.Type, e})
+			}
+		}
 	}
 	return out
 }()
 
-// systemID is the public id of the system alerts preset of a connector type, as the vendor's
-// clients name it: preset_system_generic_https_alerts_empty, preset_system_email_alerts, and
-// preset_system_<type>_alerts_basic for the others (preset_system_slack_alerts_basic, …).
-func systemID(c oas.ConnectorType) string {
-	base := "preset_system_" + strings.ToLower(string(c)) + "_alerts"
+// systemID is the public id of the system preset of a pair, as the vendor's clients name the
+// alerts ones: preset_system_generic_https_alerts_empty, preset_system_email_alerts, and
+// preset_system_<type>_alerts_basic for the others (preset_system_slack_alerts_basic, …); the
+// other entity types follow the same pattern (preset_system_slack_cases_basic,
+// preset_system_email_test_notifications, …).
+func systemID(c oas.ConnectorType, e oas.NotificationEntityType) string {
+	base := "preset_system_" + strings.ToLower(string(c)) + "_" + strings.ToLower(string(e))
 	switch c {
 	case oas.ConnectorTypeGENERICHTTPS:
 		return base + "_empty"
@@ -56,9 +73,25 @@ func CanonicalID(id string) string {
 	return id
 }
 
-// systemPreset returns the system preset of a connector type. Every team has the same ones; they
-// are not stored, so a team created at any time has them on either engine.
-func systemPreset(c oas.ConnectorType) oas.Preset {
+// systemTemplates are the title and description templates of the system presets of an entity
+// type (a test notification is marked as one when it is sent: delivery's markTest).
+var systemTemplates = map[oas.NotificationEntityType][2]string{
+	oas.NotificationEntityTypeALERTS:            {"[{{alert.status}}] {{alertDef.name}}", "{{alertDef.description}}"},
+	oas.NotificationEntityTypeTESTNOTIFICATIONS: {"[{{alert.status}}] {{alertDef.name}}", "{{alertDef.description}}"},
+	oas.NotificationEntityTypeCASES:             {"[{{case.status}}] {{case.title}}", "{{case.readableId}}, priority {{case.priority}}"},
+}
+
+// entityLabel names an entity type in a system preset's name.
+var entityLabel = map[oas.NotificationEntityType]string{
+	oas.NotificationEntityTypeALERTS:            "alerts",
+	oas.NotificationEntityTypeTESTNOTIFICATIONS: "test notifications",
+	oas.NotificationEntityTypeCASES:             "cases",
+}
+
+// systemPreset returns the system preset of a pair. Every team has the same ones; they are not
+// stored, so a team created at any time has them on either engine.
+func systemPreset(pair systemPair) oas.Preset {
+	c, e := pair.c, pair.e
 	field := func(name, template string) oas.PresetMessageField {
 		return oas.PresetMessageField{FieldName: oas.NewOptString(name), Template: oas.NewOptString(template)}
 	}
@@ -66,20 +99,21 @@ func systemPreset(c oas.ConnectorType) oas.Preset {
 	if ty, ok := connectortypes.Lookup(c); ok {
 		payload = ty.Payloads[0].Name
 	}
+	templates := systemTemplates[e]
 	return oas.Preset{
-		ID:               oas.NewOptString(systemID(c)),
-		Name:             oas.NewOptString("Basic alerts (" + string(c) + ")"),
-		Description:      oas.NewOptString("The platform's default alert message for " + string(c) + " connectors."),
+		ID:               oas.NewOptString(systemID(c, e)),
+		Name:             oas.NewOptString("Basic " + entityLabel[e] + " (" + string(c) + ")"),
+		Description:      oas.NewOptString("The platform's default " + entityLabel[e] + " message for " + string(c) + " connectors."),
 		ConnectorType:    oas.NewOptConnectorType(c),
-		EntityType:       oas.NewOptNotificationEntityType(oas.NotificationEntityTypeALERTS),
+		EntityType:       oas.NewOptNotificationEntityType(e),
 		PresetType:       oas.NewOptPresetType(oas.PresetTypeSYSTEM),
 		AttachmentConfig: oas.NewOptAttachmentConfig(oas.AttachmentConfig{Policy: oas.NewOptAttachmentPolicy(oas.AttachmentPolicyAUTO)}),
 		ConfigOverrides: []oas.PresetConfigOverride{{
 			PayloadType:   oas.NewOptString(payload),
 			ConditionType: oas.NewOptPresetConditionType(oas.PresetConditionType{MatchEntityType: &oas.PresetConditionTypeMatchEntityType{}}),
 			MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{Fields: []oas.PresetMessageField{
-				field("title", "[{{alert.status}}] {{alertDef.name}}"),
-				field("description", "{{alertDef.description}}"),
+				field("title", templates[0]),
+				field("description", templates[1]),
 			}}),
 		}},
 		CreateTime: oas.NewOptDateTime(systemTime),
@@ -90,9 +124,9 @@ func systemPreset(c oas.ConnectorType) oas.Preset {
 // system returns the system preset with that id (its public id, or one earlier versions served).
 func system(id string) (oas.Preset, bool) {
 	id = CanonicalID(id)
-	for _, c := range systemConnectors {
-		if systemID(c) == id {
-			return systemPreset(c), true
+	for _, pair := range systemPairs {
+		if systemID(pair.c, pair.e) == id {
+			return systemPreset(pair), true
 		}
 	}
 	return oas.Preset{}, false
@@ -124,13 +158,13 @@ var entityTypes = []oas.NotificationEntityType{
 // MaxEntitySubTypes is the most sub-types ListEntitySubTypes answers.
 const MaxEntitySubTypes = 100
 
-// systemDefault returns the system preset of the pair: the connector's system preset for ALERTS,
-// none for the other entity types.
+// systemDefault returns the system preset of the pair, when it has one.
 func systemDefault(c oas.ConnectorType, e oas.NotificationEntityType) (oas.Preset, bool) {
-	if e != oas.NotificationEntityTypeALERTS || !slices.Contains(systemConnectors, c) {
+	pair := systemPair{c, e}
+	if !slices.Contains(systemPairs, pair) {
 		return oas.Preset{}, false
 	}
-	return systemPreset(c), true
+	return systemPreset(pair), true
 }
 
 // checkPair requires both halves of a (connector type, entity type) pair.

@@ -245,7 +245,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			Webhooks: notifiers.DeliverRecord,
 			// the events incidents' and cases' transactions record are routed to the team's
 			// connectors here, outside those transactions
-			Router: routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}},
+			Router: routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert},
+				ExternalURL: externalURL},
 		})
 		workerMetrics = worker.Collectors()
 	}

@@ -455,9 +455,10 @@ func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 }
 
 // Router is the routing the server process wires into its worker, logging to logger (nil
-// discards).
+// discards), with links on ExternalURL.
 func Router(logger *slog.Logger) routers.Router {
-	return routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}}
+	return routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert},
+		ExternalURL: ExternalURL}
 }
 
 // Route routes every event recorded so far into the outbox, as the worker's routing stage does,

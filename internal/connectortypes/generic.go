@@ -119,7 +119,8 @@ func (c Config) rawValue(name string, entity map[string]any) (string, error) {
 // defaultDocument is what a generic webhook's body carries, beside the preset's rendered fields,
 // when no preset renders a whole body: the members receivers of Alertmanager's and Grafana's
 // webhooks expect (status, labels, annotations, severity, priority, start and end, the incident's
-// and case's ids), read from the entity. An alert's endsAt is its last change once resolved, and
+// and case's ids, a link to the incident or case when the server knows its URL), read from the
+// entity. An alert's endsAt is its last change once resolved, and
 // empty while it fires.
 func defaultDocument(entity map[string]any) map[string]any {
 	if a, ok := entity["alert"].(map[string]any); ok {
@@ -131,14 +132,14 @@ func defaultDocument(entity map[string]any) map[string]any {
 		return map[string]any{
 			"status": a["status"], "alertName": def["name"], "severity": a["severity"], "priority": def["priority"],
 			"labels": a["labels"], "annotations": a["annotations"], "startsAt": a["createdAt"], "endsAt": ends,
-			"incidentId": a["id"], "caseId": a["caseId"],
+			"incidentId": a["id"], "caseId": a["caseId"], "link": a["link"],
 		}
 	}
 	if c, ok := entity["case"].(map[string]any); ok {
 		meta, _ := entity["caseMetadata"].(map[string]any)
 		return map[string]any{
 			"status": c["status"], "priority": c["priority"], "labels": c["labels"], "startsAt": c["createTime"],
-			"caseId": c["id"], "readableId": c["readableId"], "event": meta["event"],
+			"caseId": c["id"], "readableId": c["readableId"], "event": meta["event"], "link": c["link"],
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -74,6 +75,14 @@ func TestTheDefaultGenericBody(t *testing.T) {
 				b["incidentId"] != incidents[0].ID || b["caseId"] != cases[0].ID || b["title"] != "["+status+"] DiskFull" {
 				t.Errorf("%s: %v", status, b)
 				continue
+			}
+			// The link is the incident's URL in the API, on the server's external URL.
+			link, _ := b["link"].(string)
+			path, ok := strings.CutPrefix(link, apitest.ExternalURL)
+			if !ok || path != "/mgmt/openapi/latest/incidents/incidents/v1/"+incidents[0].ID {
+				t.Errorf("%s: link %q", status, link)
+			} else if res := env.JSON(t, http.MethodGet, path, key, ""); res.Status != http.StatusOK || !strings.Contains(string(res.Body), incidents[0].ID) {
+				t.Errorf("%s: the link answers %d %s", status, res.Status, res.Body)
 			}
 			// startsAt is when the incident opened; endsAt when it resolved, empty while it fires.
 			starts, err := time.Parse(time.RFC3339, b["startsAt"].(string))

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -38,9 +39,13 @@ import (
 // notification request's and the connector's. The preset is the target's,
 // else the team's default for the connector type and entity type; a preset that does not render
 // sends the fallback message (the headline and the reason) rather than nothing.
+//
+// ExternalURL is the server's base URL: each entity gains its link (alert.link, case.link: the
+// incident's or the case's URL in the API), which the default generic body carries; empty, none.
 type Router struct {
 	Logger      *slog.Logger
 	Definitions Definitions
+	ExternalURL string
 }
 
 // Route answers the deliveries of one recorded event, reading the team's routers, alert
@@ -48,7 +53,7 @@ type Router struct {
 // the entity as the event's transaction left it (its snapshot). It writes nothing. Its error is
 // the database's only.
 func (r Router) Route(ctx context.Context, q db.Querier, e delivery.Event) ([]delivery.Delivery, error) {
-	p := &pass{ctx: ctx, q: q, logger: r.Logger, e: e}
+	p := &pass{ctx: ctx, q: q, logger: r.Logger, e: e, externalURL: r.ExternalURL}
 	if p.logger == nil {
 		p.logger = slog.New(slog.DiscardHandler)
 	}
@@ -81,6 +86,8 @@ type pass struct {
 	caseID    string
 	requestID string
 	out       []delivery.Delivery
+	// externalURL is Router.ExternalURL.
+	externalURL string
 }
 
 // activeRouters are the team's routers that are not disabled, oldest first.
@@ -402,6 +409,7 @@ func (p *pass) readEntity() (labels map[string]string, err error) {
 		p.entity, p.caseID = notifyexpr.AlertEntity(inc, p.e.TeamID), p.e.CaseID
 		if a, ok := p.entity["alert"].(map[string]any); ok {
 			a["caseId"] = p.caseID // the case the incident belongs to ("" when none), for templates and bodies
+			a["link"] = p.link("/mgmt/openapi/latest/incidents/incidents/v1/", inc.ID)
 		}
 		return stringLabels(p.entity, "alertDef", "entityLabels"), nil
 	case notifyexpr.EntityCases:
@@ -410,9 +418,21 @@ func (p *pass) readEntity() (labels map[string]string, err error) {
 			return nil, err
 		}
 		p.entity, p.caseID = notifyexpr.CaseEntity(c, p.e.TeamID, p.e.Cause), c.ID
+		if o, ok := p.entity["case"].(map[string]any); ok {
+			o["link"] = p.link("/mgmt/openapi/latest/cases/cases/v1/", c.ID)
+		}
 		return stringLabels(p.entity, "case", "labels"), nil
 	}
 	return nil, fmt.Errorf("entity type %q has no notifications", p.e.EntityType)
+}
+
+// link is the URL of the entity of that id under path, on the server's external URL; "" without
+// one.
+func (p *pass) link(path, id string) string {
+	if p.externalURL == "" || id == "" {
+		return ""
+	}
+	return p.externalURL + path + url.PathEscape(id)
 }
 
 // stringLabels reads entity[outer][inner] as labels.

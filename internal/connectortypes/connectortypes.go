@@ -13,6 +13,7 @@ package connectortypes
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -245,6 +246,54 @@ func (k Kind) Sends(event string) bool {
 		return f.Sends(event)
 	}
 	return true
+}
+
+// TestMarker is a Sender whose deliveries can be marked as a test (the notification-center testing
+// operations send them), so that an on-call channel never takes one for an outage: its title or
+// subject starts with TestPrefix and its text carries TestNotice, where a person reads them.
+type TestMarker interface {
+	// MarkTest rewrites a delivery's fields (a copy: the caller's are never changed) as a test's.
+	MarkTest(fields map[string]any)
+}
+
+// What a test notification says.
+const (
+	TestPrefix = "[TEST] "
+	TestNotice = "This is a test notification sent to check the connector; it reports no real alert or case."
+)
+
+// MarkTest returns a delivery's fields, of the type whose wire format sends it, marked as a
+// test's (a copy); the fields as they are for a type that is no TestMarker.
+func (k Kind) MarkTest(fields map[string]any) map[string]any {
+	f := maps.Clone(fields)
+	if f == nil {
+		f = map[string]any{}
+	}
+	if m, ok := k.Sender.(TestMarker); ok {
+		m.MarkTest(f)
+	}
+	return f
+}
+
+// prefixTest makes the string field key start with TestPrefix.
+func prefixTest(f map[string]any, key string) {
+	s, _ := f[key].(string)
+	if !strings.HasPrefix(s, TestPrefix) {
+		f[key] = TestPrefix + s
+	}
+}
+
+// noticeTest adds TestNotice to the string field key: first, or last.
+func noticeTest(f map[string]any, key string, first bool) {
+	s, _ := f[key].(string)
+	switch {
+	case s == "":
+		f[key] = TestNotice
+	case first:
+		f[key] = TestNotice + "\n\n" + s
+	default:
+		f[key] = s + "\n\n" + TestNotice
+	}
 }
 
 // Delivered reports whether mgmtapi sends notifications through connectors of the type.

@@ -48,6 +48,12 @@ func (email) Compose(c Config, m Message, entity map[string]any) (Outgoing, erro
 	return Outgoing{Fields: map[string]any{"to": to, "subject": subject, "text": text}}, nil
 }
 
+// MarkTest: the subject starts with TestPrefix, the text with TestNotice.
+func (email) MarkTest(f map[string]any) {
+	prefixTest(f, "subject")
+	noticeTest(f, "text", true)
+}
+
 // CheckRecipients is the rule of an EMAIL connector's emailAddresses, stored or rendered from a
 // template: a JSON array of strings that ParseRecipients accepts (the rule the delivery checks
 // again when it is enqueued).

@@ -145,6 +145,17 @@ func defaultDocument(entity map[string]any) map[string]any {
 	return nil
 }
 
+// MarkTest: a string title gains TestPrefix, and the body gains "test": true (a body of its own
+// that already has "test" keeps it).
+func (genericHTTPS) MarkTest(f map[string]any) {
+	if _, ok := f["title"].(string); ok {
+		prefixTest(f, "title")
+	}
+	if _, ok := f["test"]; !ok {
+		f["test"] = true
+	}
+}
+
 // Body is the delivery's fields, as a JSON object.
 func (genericHTTPS) Body(r Record) ([]byte, error) {
 	if r.Fields == nil {

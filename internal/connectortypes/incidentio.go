@@ -36,6 +36,12 @@ func (incidentIO) Compose(c Config, m Message, entity map[string]any) (Outgoing,
 		Fields: map[string]any{"title": orEmpty(m.Fields["title"]), "description": m.Fields["description"], "metadata": labelsOf(entity)}}, nil
 }
 
+// MarkTest: the title starts with TestPrefix, the description with TestNotice.
+func (incidentIO) MarkTest(f map[string]any) {
+	prefixTest(f, "title")
+	noticeTest(f, "description", true)
+}
+
 // Body is an event of an incident.io HTTP alert source: title (required), description, status
 // (resolved for a resolution, else firing: a firing event under the same deduplication_key
 // updates the alert it opened), the delivery's dedup key as deduplication_key, and metadata (the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -108,6 +109,22 @@ func severityOf(entity map[string]any) string {
 		return "warning"
 	}
 	return "info"
+}
+
+// MarkTest: the summary starts with TestPrefix; custom_details (an object, made when absent)
+// gains "test": TestNotice.
+func (pagerDuty) MarkTest(f map[string]any) {
+	prefixTest(f, "summary")
+	details, ok := f["custom_details"].(map[string]any)
+	if !ok {
+		details = map[string]any{}
+		if v, set := f["custom_details"]; set && v != nil {
+			details["details"] = v
+		}
+	}
+	details = maps.Clone(details)
+	details["test"] = TestNotice
+	f["custom_details"] = details
 }
 
 // pagerDutySeverities are the Events API v2 severities.

@@ -58,6 +58,12 @@ func (serviceNow) Compose(c Config, m Message, entity map[string]any) (Outgoing,
 	return out, nil
 }
 
+// MarkTest: the short description starts with TestPrefix, the description with TestNotice.
+func (serviceNow) MarkTest(f map[string]any) {
+	prefixTest(f, "short_description")
+	noticeTest(f, "description", true)
+}
+
 // Body is a Table API insert into the incident table: its short_description (required, cut to
 // 160 bytes, the column's size), description, impact and urgency (1, 2 or 3, when rendered), and
 // the delivery's dedup key as correlation_id (correlation_display "mgmtapi"), which an instance's

@@ -97,6 +97,12 @@ func slackFields(m Message) (map[string]any, error) {
 	return map[string]any{"text": strings.Join(lines, "\n")}, nil
 }
 
+// MarkTest: the text starts with TestPrefix and ends with TestNotice.
+func (slack) MarkTest(f map[string]any) {
+	prefixTest(f, "text")
+	noticeTest(f, "text", false)
+}
+
 // Body is an incoming-webhook message: text, the notification's fallback and what clients
 // without blocks show, the channel when the connector names one, and blocks when rendered (Block
 // Kit, passed on as written).

@@ -34,6 +34,12 @@ func (microsoftTeams) Compose(c Config, m Message, _ map[string]any) (Outgoing, 
 	return out, nil
 }
 
+// MarkTest: the title starts with TestPrefix, the text with TestNotice.
+func (microsoftTeams) MarkTest(f map[string]any) {
+	prefixTest(f, "title")
+	noticeTest(f, "text", true)
+}
+
 // Body is a card of the delivery's fields (title, text, facts: an object of strings): TeamsCard.
 func (microsoftTeams) Body(r Record) ([]byte, error) {
 	title, body := text(r.Fields, "title"), text(r.Fields, "text")

@@ -25,6 +25,9 @@ type Attempt struct {
 	// Retry says that sending again later may succeed: a network error, a timeout, an SMTP 4xx.
 	// The HTTP statuses are the caller's to judge (see Status).
 	Retry bool
+	// Wait is how long the receiver asked to be left alone before the next attempt (its
+	// Retry-After header, on an answer that is not a 2xx); 0 when it did not say.
+	Wait time.Duration
 }
 
 // Do sends req once through the Sender's client: the Policy is checked at every connection (the
@@ -53,6 +56,7 @@ func (s *Sender) Do(ctx context.Context, req *http.Request) Attempt {
 			msg += ": " + s
 		}
 		a.Err = errors.New(msg)
+		a.Wait, _ = retryAfter(res.Header.Get("Retry-After"), time.Now())
 	}
 	return a
 }

@@ -72,5 +72,5 @@ func (w *Worker) sendWebhook(ctx context.Context, r record) outcome {
 	if a.Err == nil {
 		return outcome{status: a.Status}
 	}
-	return outcome{status: a.Status, err: a.Err.Error(), retry: a.Retry}
+	return outcome{status: a.Status, err: a.Err.Error(), retry: a.Retry, wait: a.Wait}
 }

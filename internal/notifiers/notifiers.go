@@ -193,6 +193,8 @@ type Outcome struct {
 	Err error
 	// Retry says that sending again later may succeed.
 	Retry bool
+	// Wait is how long the receiver asked to be left alone first (its Retry-After); 0 for none.
+	Wait time.Duration
 }
 
 // Sender is what Send needs of delivery.Sender.
@@ -247,7 +249,7 @@ func send(ctx context.Context, s Sender, k Kind, t Target, m Message, key string
 		req.Header.Set("Idempotency-Key", key)
 	}
 	a := s.Do(ctx, req)
-	o := Outcome{Status: a.Status, Err: a.Err, Retry: a.Retry}
+	o := Outcome{Status: a.Status, Err: a.Err, Retry: a.Retry, Wait: a.Wait}
 	if a.Status != 0 && a.Err != nil {
 		o.Retry = k.Notifier.Retry(a.Status)
 	}

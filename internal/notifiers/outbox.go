@@ -12,7 +12,8 @@ import (
 // internal/delivery cannot import this package, which imports it): it sends the record's message
 // to its snapshot of the webhook once, as Send does, in the type's own format, with the record's
 // idempotency key (the Idempotency-Key header; an email's Message-ID). Retry in the answer is the
-// type's rule for the answer it got (429 and 5xx for most types), or a network error or timeout.
+// type's rule for the answer it got (429 and 5xx for most types), or a network error or timeout;
+// Wait the receiver's Retry-After, which the worker honours as it does for connectors' records.
 // A record of a type that is unknown, not delivered, or whose message does not decode fails, not
 // retried.
 func DeliverRecord(ctx context.Context, s *delivery.Sender, w delivery.WebhookRecord) delivery.Attempt {
@@ -25,7 +26,7 @@ func DeliverRecord(ctx context.Context, s *delivery.Sender, w delivery.WebhookRe
 		return delivery.Attempt{Err: fmt.Errorf("the record's message does not decode: %v", err)}
 	}
 	o := send(ctx, s, k, TargetOf(w.URL, w.Settings), m, w.IdempotencyKey)
-	return delivery.Attempt{Status: o.Status, Err: o.Err, Retry: o.Err != nil && o.Retry}
+	return delivery.Attempt{Status: o.Status, Err: o.Err, Retry: o.Err != nil && o.Retry, Wait: o.Wait}
 }
 
 // TargetOf is the Target of a webhook stored as a URL and its settings by their public field

@@ -411,3 +411,38 @@ func TestDefinitionsNameExistingWebhooks(t *testing.T) {
 		}
 	})
 }
+
+// TestWebhookRecordsHonourRetryAfter: an outgoing webhook that answers 429 with Retry-After: 120
+// is tried again no sooner than it asked (the worker's own backoff here is 10–50 ms), as a
+// connector's receiver is.
+func TestWebhookRecordsHonourRetryAfter(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		var mu sync.Mutex
+		requests := 0
+		rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			mu.Lock()
+			requests++
+			mu.Unlock()
+			w.Header().Set("Retry-After", "120")
+			w.WriteHeader(http.StatusTooManyRequests)
+		}))
+		defer rc.Close()
+		hook := outgoingWebhook(t, env, key, `{"name":"g","type":"GENERIC","url":"`+rc.URL+`/hook"}`)
+		def := definitionWithWebhooks(t, env, key, "Disk", fmt.Sprintf(`[{"integration":{"integrationId":%d}}]`, hook))
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		alertmanagerWith(t, env, ingest, "Disk", "error", map[string]string{"alert_def_id": def}, time.Now().UTC().Add(-time.Hour), time.Time{})
+		drain(t, hookWorker(env, nil))
+		var created, next int64
+		var state string
+		if err := env.DB.Read().QueryRowContext(context.Background(),
+			`SELECT created_at, next_attempt_at, state FROM deliveries WHERE connector_id LIKE 'webhook-%'`).Scan(&created, &next, &state); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if wait := time.Duration(next-created) * time.Microsecond; requests != 1 || state != "pending" || wait < 120*time.Second {
+			t.Fatalf("after one 429 with Retry-After: 120, %d requests, the record %s and due %s after it was made", requests, state, wait)
+		}
+	})
+}

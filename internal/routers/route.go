@@ -158,7 +158,7 @@ func (p *pass) throughRouters(routers []oas.GlobalRouter, labels map[string]stri
 		if !Takes(r, labels) {
 			continue
 		}
-		if err := p.toTargets(r, chosenTargets(r, entityType, p.entity, p.logger), sent); err != nil {
+		if err := p.toTargets(r, chosenTargets(r, entityType, p.entity, p.eventLogger()), sent); err != nil {
 			return err
 		}
 	}
@@ -259,7 +259,7 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}
-		targets := chosenTargets(*chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.logger)
+		targets := chosenTargets(*chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.eventLogger())
 		if err := p.toTargets(*chosen, targets, sent); err != nil {
 			return err
 		}
@@ -276,6 +276,26 @@ func definitionLabels(labels map[string]string, p oas.AlertDefProperties) map[st
 	return out
 }
 
+// eventLogger is the pass's logger naming the event's entity.
+func (p *pass) eventLogger() *slog.Logger {
+	return p.logger.With("entity_type", p.e.EntityType, "entity_id", p.e.EntityID, "event", string(p.e.Kind))
+}
+
+// missingVariable is the first top-level variable the condition reads that the entity has not
+// ("" when it has them all, or when the condition does not compile: its evaluation says why).
+func missingVariable(condition string, entity map[string]any) string {
+	names, err := notifyexpr.ConditionVariables(condition)
+	if err != nil {
+		return ""
+	}
+	for _, n := range names {
+		if _, ok := entity[n]; !ok {
+			return n
+		}
+	}
+	return ""
+}
+
 // chosenTargets are the targets router r sends an entity of the type to: those of every rule
 // whose condition holds, else the fallback ones.
 func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
@@ -283,6 +303,13 @@ func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, en
 	matched := false
 	for i, rule := range r.Rules {
 		if et := rule.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED && et != entityType {
+			continue
+		}
+		if missing := missingVariable(rule.Condition.Or(""), entity); missing != "" {
+			// A router of every entity type meets entities without the variable (a condition on
+			// alertDef meets cases): the rule is not theirs.
+			logger.Debug("notification condition reads a variable the entity has not; the rule is skipped",
+				"router", r.ID.Or(""), "rule", i, "variable", missing)
 			continue
 		}
 		holds, err := notifyexpr.EvalCondition(rule.Condition.Or(""), entity)

@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -342,6 +344,40 @@ func TestTeamBound(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, `{"router":{"name":"one too many"}}`), 429, "200 routers")
 		if n := len(apitest.Decode[struct{ Routers []routerOut }](t, env.JSON(t, http.MethodGet, routersPath, key, "")).Routers); n != routers.MaxRouters {
 			t.Fatalf("%d routers listed", n)
+		}
+	})
+}
+
+// TestConditionsReadWhatTheirEntitiesHave: a rule's condition may read only variables that the
+// notifications it sees have: a router of cases refuses alertDef (400 naming the variable and
+// what cases offer), a router of every entity type takes it (the rule is then skipped for cases,
+// without a warning), and a name no notification has is refused everywhere.
+func TestConditionsReadWhatTheirEntitiesHave(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		conn := connector(t, env, key, "GENERIC_HTTPS", "url", "https://hooks.example/x")
+		body := func(entityType, condition string) string {
+			return `{"router":{"name":"r","entityType":"` + entityType + `","rules":[{"condition":"` + condition + `","targets":[{"connectorId":"` + conn + `"}]}]}}`
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, body("CASES", "alertDef.priority == 'P1'")), 400,
+			"router.rules[0].condition", "alertDef", "CASES notifications have", "case")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, body("ENTITY_TYPE_UNSPECIFIED", "alertdef.priority == 'P1'")), 400,
+			"router.rules[0].condition", "alertdef", "ALERTS notifications have", "alertDef")
+		for _, ok := range []string{body("ENTITY_TYPE_UNSPECIFIED", "alertDef.priority == 'P1'"), body("ALERTS", "alertDef.priority == 'P1'"),
+			body("CASES", "case.priority == 'P1' and priority in ['P1']")} {
+			if res := env.JSON(t, http.MethodPost, routersPath, key, ok); res.Status != http.StatusOK {
+				t.Errorf("%s: %d %s", ok, res.Status, res.Body)
+			}
+		}
+		// An alert opens an incident and a case: the routers of every entity type skip their
+		// alertDef rule for the case quietly (DEBUG, naming the case), and warn of nothing.
+		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "error", time.Now().UTC().Add(-time.Hour), time.Time{})
+		var logs syncBuffer
+		env.Route(t, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+		out := logs.String()
+		if strings.Contains(out, "level=WARN") || !strings.Contains(out, "reads a variable the entity has not") ||
+			!strings.Contains(out, "entity_type=CASES") || !strings.Contains(out, "variable=alertDef") {
+			t.Fatalf("routing an alert and its case: %s", out)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -138,6 +139,46 @@ func targetsOf(r *oas.GlobalRouter) []target {
 	return out
 }
 
+// routedEntityTypes are the entity types routers route, with the variables their conditions read.
+var routedEntityTypes = []oas.NotificationEntityType{oas.NotificationEntityTypeALERTS, oas.NotificationEntityTypeCASES}
+
+// checkConditionVariables checks that each top-level variable the condition reads is one that
+// notifications of an entity type the rule sees have: et's, or, for
+// ENTITY_TYPE_UNSPECIFIED, those of alerts or those of cases (a rule on alertDef in a router of
+// every entity type is then skipped for cases). The error names the variable and what the
+// entity types offer.
+func checkConditionVariables(condition string, et oas.NotificationEntityType) error {
+	names, err := notifyexpr.ConditionVariables(condition)
+	if err != nil {
+		return err
+	}
+	seen := routedEntityTypes
+	if et != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED && et != "" {
+		seen = []oas.NotificationEntityType{et}
+	}
+	var offered []string
+	has := map[string]bool{}
+	for _, t := range seen {
+		sample, err := notifyexpr.SampleEntity(string(t), "")
+		if err != nil {
+			return nil // an entity type mgmtapi sends nothing of: nothing to check against
+		}
+		var vars []string
+		for k := range sample {
+			has[k] = true
+			vars = append(vars, k)
+		}
+		sort.Strings(vars)
+		offered = append(offered, string(t)+" notifications have "+strings.Join(vars, ", "))
+	}
+	for _, n := range names {
+		if !has[n] {
+			return fmt.Errorf("reads %s, which no notification the rule sees has (%s); see docs/areas/notification-routers.md", n, strings.Join(offered, "; "))
+		}
+	}
+	return nil
+}
+
 // checkRouter applies the rules that need nothing stored: name required, each rule's condition
 // set and not blank, each fallback target's target set and its entity type once, each target's
 // connectorId set, entityLabels a valid matcher. It returns the router with the server's fields
@@ -159,6 +200,13 @@ func checkRouter(r oas.GlobalRouter) (oas.GlobalRouter, error) {
 			return r, apierror.Invalidf("router.rules[%d].condition: must not be blank", i)
 		}
 		if err := notifyexpr.CheckCondition(c); err != nil {
+			return r, apierror.Invalidf("router.rules[%d].condition: %v", i, err)
+		}
+		et := rule.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+		if et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+			et = r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+		}
+		if err := checkConditionVariables(c, et); err != nil {
 			return r, apierror.Invalidf("router.rules[%d].condition: %v", i, err)
 		}
 		if r.Rules[i].Targets == nil {

@@ -409,7 +409,7 @@ func hasType(s map[string]any, v *jsonValue) bool {
 }
 
 // describeType words a JSON type for "must be …": "an integer", "a string, one of A, B, C",
-// "a string or null".
+// "a string or null", followed by the schema's x-type-hint when it has one.
 func describeType(t string, s map[string]any) string {
 	article := "a "
 	if t == "integer" || t == "array" || t == "object" {
@@ -425,6 +425,9 @@ func describeType(t string, s map[string]any) string {
 	}
 	if nullable, _ := s["nullable"].(bool); nullable {
 		text += " or null"
+	}
+	if hint, ok := s["x-type-hint"].(string); ok {
+		text += " (" + hint + ")" // what a client that sent another type most likely meant
 	}
 	return text
 }

@@ -584,3 +584,17 @@ func destination(c connectors.Connector) (url, routingKey string, ok bool) {
 	}
 	return out.URL, out.RoutingKey, true
 }
+
+// TestEmailAddressesSayWhichFormIsWanted: an EMAIL connector's emailAddresses is a JSON array
+// written in a string; a bare address and an array sent as JSON are both refused with a message
+// that shows the form wanted.
+func TestEmailAddressesSayWhichFormIsWanted(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		for _, value := range []string{`"a@example.com"`, `["a@example.com"]`} {
+			body := `{"connector":{"name":"e","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"emailAddresses","value":` + value + `}]}}}`
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, connPath, key, body), 400,
+				"connector.connectorConfig.fields[0].value", `"[\"ops@example.com\"]"`)
+		}
+	})
+}

@@ -459,7 +459,7 @@ func CheckValue(f Field, v string) error {
 	case oas.ConnectorFieldTypeARRAYOFSTRINGS:
 		var a []string
 		if err := json.Unmarshal([]byte(v), &a); err != nil || a == nil {
-			return fmt.Errorf("must be a JSON array of strings")
+			return fmt.Errorf(`must be a JSON array of strings written in a string, e.g. "[\"ops@example.com\"]"`)
 		}
 	case oas.ConnectorFieldTypeBOOLEAN:
 		if v != "true" && v != "false" {

@@ -200,6 +200,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		parsingrules.Configuration{},
 		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
+		outgoingwebhooks.Configuration{Users: []outgoingwebhooks.Users{connectors.WebhookUsers, alertdefs.WebhookUsers}},
 		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}, Integrations: outgoingwebhooks.Integrations{}},
 		routers.Configuration{Releases: []routers.Release{alertdefs.ReleaseRouter}},
 		policies.Configuration{Limit: opts.PolicyLimit},

@@ -48,8 +48,14 @@ func NewHandler(database *db.DB, sender notifiers.Sender, users ...Users) *Webho
 // inUse returns a Conflict naming what uses the stored webhook s, for doing; nil when nothing
 // does.
 func (h *WebhookHandler) inUse(ctx context.Context, tx *db.Tx, teamID int64, s stored, doing string) error {
+	return inUse(ctx, tx, h.users, teamID, s, doing)
+}
+
+// inUse returns a Conflict naming what the users say uses the stored webhook s, for doing; nil
+// when nothing does.
+func inUse(ctx context.Context, tx *db.Tx, users []Users, teamID int64, s stored, doing string) error {
 	var names []string
-	for _, u := range h.users {
+	for _, u := range users {
 		n, err := u(ctx, tx, teamID, s.ID, s.ExternalID)
 		if err != nil {
 			return err

@@ -60,9 +60,10 @@ type Resource struct {
 
 // AreaOrder is the order of the areas in the document and in an apply. An area that refers to
 // another comes after it (views after view folders, a pair's default preset after the presets,
-// routers after the connectors and presets their targets name); prune deletes in reverse order.
+// routers after the connectors and presets their targets name, connectors after the outgoing
+// webhooks they deliver through); prune deletes in reverse order.
 var AreaOrder = []string{
-	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
+	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "outgoingWebhooks", "connectors", "routers", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions", "alertSchedulerRules",

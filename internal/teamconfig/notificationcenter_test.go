@@ -197,11 +197,14 @@ func TestConnectorPrune(t *testing.T) {
 	})
 }
 
-// TestNotificationCenterPermissions: export needs the connectors' and routers' read permissions,
+// TestNotificationCenterPermissions: export needs the outgoing webhooks', connectors' and routers' read permissions,
 // apply their write permissions when it changes them.
 func TestNotificationCenterPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		earlier := []string{"org-settings:ReadConfig", "metrics.recording-rules:ReadConfig", "notification-center-presets:ReadConfig"}
+		apitest.ExpectError(t, export(t, env, env.MustKey(t, env.RootKey, earlier...), false), 403,
+			`"outbound-webhooks:ReadConfig"`, "outgoingWebhooks")
+		earlier = append(earlier, "outbound-webhooks:ReadConfig")
 		apitest.ExpectError(t, export(t, env, env.MustKey(t, env.RootKey, earlier...), false), 403,
 			`"notification-center-connectors:ReadConfig"`, "connectors")
 		apitest.ExpectError(t, export(t, env, env.MustKey(t, env.RootKey, append(earlier, "notification-center-connectors:ReadConfig")...), false), 403,
@@ -265,5 +268,76 @@ notificationPresets:
 			t.Errorf("the export applied again: %+v", p)
 		}
 		apitest.ExpectError(t, apply(t, env, key, "", "application/yaml", "notificationPresets:\n- {id: \"-bad\", name: p}\n"), 400, "id", "-bad")
+	})
+}
+
+// webhooksDoc has a SLACK outgoing webhook (its URL a secret) chosen by id and externalId, a
+// PAGERDUTY one (its serviceKey a secret), and a SLACK connector that delivers through the first.
+func webhooksDoc(slackURL, serviceKey string) string {
+	return `outgoingWebhooks:
+- id: chat-hook
+  externalId: 41
+  name: chat
+  type: SLACK
+  url: "` + slackURL + `"
+  slack: {}
+- id: paging-hook
+  name: paging
+  type: PAGERDUTY
+  pagerDuty: {serviceKey: "` + serviceKey + `"}
+connectors:
+- id: chat
+  name: chat
+  type: SLACK
+  connectorConfig: {fields: [{fieldName: integrationId, value: chat-hook}, {fieldName: channel, value: "#alerts"}]}
+`
+}
+
+// TestOutgoingWebhooksInDocuments: outgoing webhooks are part of a team's document, applied
+// before the connectors that name them, keeping their ids and externalIds; the export masks their
+// secrets (a Slack URL, a PagerDuty key), re-applying it changes nothing and keeps them, and a
+// mask with nothing stored to keep is a 400 naming the setting. A webhook a connector uses is not
+// pruned.
+func TestOutgoingWebhooksInDocuments(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "hooks")
+		p := mustApply(t, env, key, "", webhooksDoc(slackSecret, "pd-s3cr3t-key"))
+		if a := actions(p); a["outgoingWebhooks create"] != 2 || a["connectors create"] != 1 {
+			t.Fatalf("plan %v", a)
+		}
+		got := apitest.Decode[struct {
+			Webhook struct {
+				ExternalID int64
+				URL        string
+			}
+		}](t, env.JSON(t, http.MethodGet, "/mgmt/openapi/latest/integrations/webhooks/v1/chat-hook", key, "")).Webhook
+		if got.ExternalID != 41 || got.URL != slackSecret {
+			t.Fatalf("the webhook applied: %+v", got)
+		}
+		doc := mustExport(t, env, key, false)
+		noSecret(t, doc)
+		if !strings.Contains(doc, "chat-hook") || !strings.Contains(doc, "externalId: 41") || strings.Count(doc, connectortypes.Mask) != 2 {
+			t.Fatalf("the export:\n%s", doc)
+		}
+		if p := mustApply(t, env, key, "", doc); p.Summary["unchanged"] != len(p.Changes) {
+			t.Errorf("re-applying the export: %+v", p)
+		}
+		got = apitest.Decode[struct {
+			Webhook struct {
+				ExternalID int64
+				URL        string
+			}
+		}](t, env.JSON(t, http.MethodGet, "/mgmt/openapi/latest/integrations/webhooks/v1/41", key, "")).Webhook
+		if got.URL != slackSecret {
+			t.Errorf("the mask did not keep the stored URL: %q", got.URL)
+		}
+		_, other := env.MustTeam(t, "other")
+		apitest.ExpectError(t, apply(t, env, other, "", "application/yaml", doc), 400, "url", "has none")
+		keepConnector := "outgoingWebhooks: []\n" + webhooksDoc(slackSecret, "k")[strings.Index(webhooksDoc(slackSecret, "k"), "connectors:"):]
+		apitest.ExpectError(t, apply(t, env, key, "?prune=true", "application/yaml", keepConnector), 409, "chat-hook", "connector")
+		if p := mustApply(t, env, key, "?prune=true", "outgoingWebhooks: []\nconnectors: []\n"); p.Summary["delete"] != 3 {
+			t.Errorf("pruning the connector and its webhooks: %+v", p)
+		}
+		apitest.ExpectError(t, apply(t, env, key, "", "application/yaml", "outgoingWebhooks:\n- {id: \"7\", name: x, type: GENERIC, url: \"https://h.example\"}\n"), 400, "id", "externalId")
 	})
 }

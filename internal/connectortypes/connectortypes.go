@@ -151,6 +151,25 @@ type Integration struct {
 // Errors: the template does not render, or its rendering breaks the field's rule (named, never
 // quoting the value).
 func (c Config) Value(name string, entity map[string]any) (string, error) {
+	if _, templated := c.Templates[name]; !templated {
+		return c.Fields[name], nil
+	}
+	out, err := c.rawValue(name, entity)
+	if err != nil {
+		return "", err
+	}
+	out = strings.TrimSpace(out)
+	if f, ok := c.kind.Field(name); ok {
+		if err := CheckValue(f, out); err != nil {
+			return "", fmt.Errorf("connector field %s: its rendering %v", name, err)
+		}
+	}
+	return out, nil
+}
+
+// rawValue is the connector's value of the field for the entity, as Value, without the field's
+// rule checked nor spaces trimmed: JSON documents whose rule the caller checks as it reads them.
+func (c Config) rawValue(name string, entity map[string]any) (string, error) {
 	t, ok := c.Templates[name]
 	if !ok {
 		return c.Fields[name], nil
@@ -158,12 +177,6 @@ func (c Config) Value(name string, entity map[string]any) (string, error) {
 	out, err := notifyexpr.Render(t, entity)
 	if err != nil {
 		return "", fmt.Errorf("connector field %s: %w", name, err)
-	}
-	out = strings.TrimSpace(out)
-	if f, ok := c.kind.Field(name); ok {
-		if err := CheckValue(f, out); err != nil {
-			return "", fmt.Errorf("connector field %s: its rendering %v", name, err)
-		}
 	}
 	return out, nil
 }

@@ -102,20 +102,6 @@ func (genericHTTPS) Compose(c Config, m Message, entity map[string]any) (Outgoin
 	return out, nil
 }
 
-// rawValue is the connector's value of the field for the entity, as Value, without the field's
-// rule checked nor spaces trimmed: JSON documents whose rule the caller checks as it reads them.
-func (c Config) rawValue(name string, entity map[string]any) (string, error) {
-	t, ok := c.Templates[name]
-	if !ok {
-		return c.Fields[name], nil
-	}
-	out, err := notifyexpr.Render(t, entity)
-	if err != nil {
-		return "", fmt.Errorf("connector field %s: %w", name, err)
-	}
-	return out, nil
-}
-
 // defaultDocument is what a generic webhook's body carries, beside the preset's rendered fields,
 // when no preset renders a whole body: the members receivers of Alertmanager's and Grafana's
 // webhooks expect (status, labels, annotations, severity, priority, start and end, the incident's

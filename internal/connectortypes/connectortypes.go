@@ -384,8 +384,7 @@ func defaultPayload(t oas.ConnectorType, own ...Field) Payload {
 }
 
 const (
-	notDelivered = " mgmtapi stores and checks connectors of this type but does not send notifications through them."
-	deprecated   = " Deprecated: kept from connectors stored before the public fields; it has no public counterpart."
+	deprecated = " Deprecated: kept from connectors stored before the public fields; it has no public counterpart."
 )
 
 // integrationID is the integrationId field of the types that deliver through an outgoing webhook
@@ -615,6 +614,21 @@ func jsonObject(name, doc string) (map[string]any, error) {
 		return nil, fmt.Errorf("preset field %s: its rendering is not a JSON object", name)
 	}
 	return obj, nil
+}
+
+// alertStatus is what the entity's notification says happened, resolved when its alert's (or
+// case's) status is Resolved and triggered otherwise, and its severity in lower case.
+func alertStatus(entity map[string]any) (status, severity string) {
+	status = "triggered"
+	alert, _ := entity["alert"].(map[string]any)
+	if alert == nil {
+		alert, _ = entity["case"].(map[string]any)
+	}
+	if s, _ := alert["status"].(string); strings.EqualFold(s, notifyexpr.AlertResolved) {
+		status = "resolved"
+	}
+	severity, _ = alert["severity"].(string)
+	return status, strings.ToLower(severity)
 }
 
 // labelsOf are the entity's labels (an alert's, a case's) as strings, never nil.

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -40,18 +39,10 @@ func (eventBridge) Compose(c Config, m Message, entity map[string]any) (Outgoing
 	if c.Integration == nil {
 		return Outgoing{}, errors.New("connector field integrationId: the EVENTBRIDGE connector names no resolved outgoing webhook (one stored with only eventBusArn sends nothing)")
 	}
-	status := "triggered"
-	alert, _ := entity["alert"].(map[string]any)
-	if alert == nil {
-		alert, _ = entity["case"].(map[string]any)
-	}
-	if s, _ := alert["status"].(string); strings.EqualFold(s, notifyexpr.AlertResolved) {
-		status = "resolved"
-	}
-	severity, _ := alert["severity"].(string)
+	status, severity := alertStatus(entity)
 	w := &WebhookMessage{Type: c.Integration.Type, URL: c.Integration.URL, Settings: maps.Clone(c.Integration.Settings),
 		Title: orEmpty(m.Fields["title"]), Text: m.Fields["description"], Status: status,
-		Severity: strings.ToLower(severity), Fields: labelsOf(entity)}
+		Severity: severity, Fields: labelsOf(entity)}
 	if d := strings.TrimSpace(m.Fields["detail"]); d != "" {
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(d), &obj); err != nil || obj == nil {

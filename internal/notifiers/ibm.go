@@ -2,9 +2,16 @@ package notifiers
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 )
 
 // ibmEventNotifications is IBM_EVENT_NOTIFICATIONS: a CloudEvents 1.0 notification POSTed to
@@ -12,8 +19,11 @@ import (
 // https://{regionId}.event-notifications.cloud.ibm.com/event-notifications/v1/instances/{eventNotificationsInstanceId}/notifications
 // (the private endpoint's host starts with "private." under ENDPOINT_TYPE_PRIVATE), or to the
 // webhook's url when it names one. The event's source and ibmensourceid are sourceId. The public
-// settings carry no IAM credential, so mgmtapi sends no Authorization header: the instance must
-// accept the source's notifications through a proxy or gateway at url that adds it.
+// settings carry no IAM credential, so a webhook's notifications go without an Authorization
+// header (the instance must accept them through a proxy or gateway at url that adds it); an
+// IBM_EVENT_NOTIFICATIONS connector's carry its API key (the apiKey setting), exchanged at IAM
+// (iamUrl) for the bearer token of each notification (Authorize), and may give the event's data
+// (the data setting, a JSON object).
 type ibmEventNotifications struct{}
 
 var ibmRegion = regexp.MustCompile(`^[a-z]{2}-[a-z]+(-[0-9])?$`)
@@ -55,7 +65,7 @@ func (ibmEventNotifications) Request(ctx context.Context, t Target, m Message) (
 		"ibmensourceid":     t.Settings["sourceId"],
 		"ibmenseverity":     m.severity(),
 		"datacontenttype":   "application/json",
-		"data":              map[string]any{"title": m.Title, "text": m.Text, "status": m.Status, "link": m.Link, "fields": nonNil(m.Fields)},
+		"data":              ibmData(t, m),
 		"ibmendefaultshort": cut(m.Title, 250),
 		"ibmendefaultlong":  cut(m.Text, 5000),
 	}
@@ -66,6 +76,52 @@ func (ibmEventNotifications) Request(ctx context.Context, t Target, m Message) (
 }
 
 func (ibmEventNotifications) Retry(status int) bool { return retryServer(status) }
+
+// ibmData is the event's data: the data setting (a JSON object a connector's preset rendered), else
+// the message.
+func ibmData(t Target, m Message) any {
+	var data map[string]any
+	if json.Unmarshal([]byte(t.Settings["data"]), &data) == nil && data != nil {
+		return data
+	}
+	return map[string]any{"title": m.Title, "text": m.Text, "status": m.Status, "link": m.Link, "fields": nonNil(m.Fields)}
+}
+
+// Authorize sets the bearer token IAM gives for the apiKey setting, when there is one: a POST of
+// the key (grant type apikey) to the iamUrl setting (IBM Cloud's endpoint when empty). A refusal
+// of the key is final; IAM's 429 and 5xx, and network errors, are retried. The error never quotes
+// the key nor the token.
+func (ibmEventNotifications) Authorize(ctx context.Context, client *http.Client, t Target, req *http.Request) Outcome {
+	key := t.Settings["apiKey"]
+	if key == "" {
+		return Outcome{}
+	}
+	iam := t.Settings["iamUrl"]
+	if iam == "" {
+		iam = connectortypes.DefaultIBMTokenURL
+	}
+	form := url.Values{"grant_type": {"urn:ibm:params:oauth:grant-type:apikey"}, "apikey": {key}}
+	treq, err := http.NewRequestWithContext(ctx, http.MethodPost, iam, strings.NewReader(form.Encode()))
+	if err != nil {
+		return Outcome{Err: errors.New("iamUrl: not a URL a request can be sent to")}
+	}
+	treq.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	treq.Header.Set("Accept", "application/json")
+	res, err := client.Do(treq)
+	if err != nil {
+		return Outcome{Err: fmt.Errorf("IBM IAM at %s did not answer: %v", treq.URL.Hostname(), errors.Unwrap(err)), Retry: true}
+	}
+	defer res.Body.Close()
+	var token struct {
+		AccessToken string `json:"access_token"`
+	}
+	if res.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(res.Body, 64<<10)).Decode(&token) != nil || token.AccessToken == "" {
+		return Outcome{Status: res.StatusCode, Retry: retryServer(res.StatusCode),
+			Err: fmt.Errorf("IBM IAM at %s answered %d and no access token for the connector's apiKey", treq.URL.Hostname(), res.StatusCode)}
+	}
+	req.Header.Set("Authorization", "Bearer "+token.AccessToken)
+	return Outcome{}
+}
 
 // eventID is a CloudEvents id for m: its key and status, unique per transition.
 func eventID(m Message) string {

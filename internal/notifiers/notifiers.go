@@ -85,6 +85,12 @@ type Deliverer interface {
 	Deliver(ctx context.Context, client *http.Client, t Target, m Message) Outcome
 }
 
+// Authorizer is a Notifier whose requests need a credential fetched first (an IBM IAM token for an
+// API key): Authorize sets it on req through the delivery client, or answers why it could not.
+type Authorizer interface {
+	Authorize(ctx context.Context, client *http.Client, t Target, req *http.Request) Outcome
+}
+
 // URLRule says whether a kind takes the webhook's url.
 type URLRule int
 
@@ -247,6 +253,14 @@ func send(ctx context.Context, s Sender, k Kind, t Target, m Message, key string
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
+	}
+	if auth, ok := k.Notifier.(Authorizer); ok {
+		authCtx, cancel := context.WithTimeout(ctx, s.Timeout())
+		o := auth.Authorize(authCtx, s.HTTPClient(), t, req)
+		cancel()
+		if o.Err != nil {
+			return o
+		}
 	}
 	a := s.Do(ctx, req)
 	o := Outcome{Status: a.Status, Err: a.Err, Retry: a.Retry, Wait: a.Wait}

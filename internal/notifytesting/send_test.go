@@ -373,10 +373,17 @@ func TestFailuresAreReadable(t *testing.T) {
 			t.Errorf("ServiceNow test %+v", g)
 		}
 
-		// a type mgmtapi stores but does not deliver through
+		// an IBM Event Notifications connector's test is one CloudEvents event, marked as a test
+		// (without an apiKey it is sent without credentials, for a gateway that adds them)
+		ibmRcv := newReceiver(t, http.StatusAccepted)
 		ibm := mustCreate(t, env, connectorsPath, key, "connector", `{"name":"IBM","type":"IBM_EVENT_NOTIFICATIONS","connectorConfig":{"fields":[`+
-			`{"fieldName":"instanceCrn","value":"crn:v1:x"},{"fieldName":"region","value":"eu-de"},{"fieldName":"sourceId","value":"s"}]}}`)
-		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+ibm+`"}`), 0, "IBM_EVENT_NOTIFICATIONS connectors")
+			`{"fieldName":"instanceCrn","value":"crn:v1:bluemix:public:event-notifications:eu-de:a/acc:inst-1::"},{"fieldName":"region","value":"eu-de"},`+
+			`{"fieldName":"sourceId","value":"s"},{"fieldName":"notificationsUrl","value":"`+ibmRcv.URL+`/en"}]}}`)
+		succeeded(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+ibm+`"}`))
+		if g := ibmRcv.only(t); g.Path != "/en" || g.Header.Get("Authorization") != "" || g.Body["source"] != "s" ||
+			!strings.HasPrefix(str(g.Body["ibmendefaultshort"]), delivery.TestPrefix) {
+			t.Errorf("IBM test %+v", g)
+		}
 	})
 }
 

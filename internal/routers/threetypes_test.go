@@ -19,6 +19,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 )
 
 // putEventsReceiver is a loopback stand-in for EventBridge's PutEvents that keeps the entries of
@@ -220,6 +221,69 @@ func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 		if len(count) != 5 || count["sn:triggered"] != 1 || count["iio:triggered"] != 1 || count["iio:resolved"] != 1 ||
 			count["eb:triggered"] != 1 || count["eb:resolved"] != 1 {
 			t.Errorf("outbox %v", count)
+		}
+	})
+}
+
+// TestAlertReachesIBMEventNotifications: an IBM_EVENT_NOTIFICATIONS connector's notification is a
+// CloudEvents event of its source, posted with the bearer token IAM gave for the connector's API
+// key (exchanged first, as IAM's apikey grant), for the trigger and for the resolution.
+func TestAlertReachesIBMEventNotifications(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		var mu sync.Mutex
+		var events []map[string]any
+		var auths []string
+		rc := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch r.URL.Path {
+			case "/iam":
+				if err := r.ParseForm(); err != nil || r.PostForm.Get("apikey") != "ibm-key-e2e" ||
+					r.PostForm.Get("grant_type") != "urn:ibm:params:oauth:grant-type:apikey" {
+					w.WriteHeader(http.StatusBadRequest)
+					return
+				}
+				_, _ = w.Write([]byte(`{"access_token":"iam-token-e2e","token_type":"Bearer","expires_in":3600}`))
+			case "/en":
+				var ev map[string]any
+				_ = json.NewDecoder(r.Body).Decode(&ev)
+				mu.Lock()
+				events, auths = append(events, ev), append(auths, r.Header.Get("Authorization"))
+				mu.Unlock()
+				w.WriteHeader(http.StatusAccepted)
+			default:
+				w.WriteHeader(http.StatusNotFound)
+			}
+		}))
+		defer rc.Close()
+		key := env.RootKey
+		ibm := connectorOf(t, env, key, `{"id":"ibm","name":"ibm","type":"IBM_EVENT_NOTIFICATIONS","connectorConfig":{"fields":[`+
+			`{"fieldName":"instanceCrn","value":"crn:v1:bluemix:public:event-notifications:us-south:a/acc123:inst-guid-1::"},`+
+			`{"fieldName":"region","value":"us-south"},{"fieldName":"sourceId","value":"src-1"},{"fieldName":"apiKey","value":"ibm-key-e2e"},`+
+			`{"fieldName":"notificationsUrl","value":"`+rc.URL+`/en"},{"fieldName":"iamUrl","value":"`+rc.URL+`/iam"}]}}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/notifications/notification-center/v1/connectors", key,
+			`{"connector":{"name":"bad","type":"IBM_EVENT_NOTIFICATIONS","connectorConfig":{"fields":[{"fieldName":"instanceCrn","value":"inst-guid-1"},`+
+				`{"fieldName":"region","value":"us-south"},{"fieldName":"sourceId","value":"s"}]}}}`), 400, "fields[0].value", "CRN")
+		create(t, env, key, `{"name":"ibm","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+ibm+`"}]}]}`)
+		start := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+		alertmanager(t, env, key, "DiskFull", "critical", start, time.Time{})
+		alertmanager(t, env, key, "DiskFull", "critical", start, time.Now().UTC().Truncate(time.Second))
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}, PollInterval: 10 * time.Millisecond,
+			Webhooks: notifiers.DeliverRecord})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := w.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if len(events) != 2 {
+			t.Fatalf("%d events: %v", len(events), events)
+		}
+		for i, status := range []string{"triggered", "resolved"} {
+			ev := events[i]
+			if auths[i] != "Bearer iam-token-e2e" || ev["specversion"] != "1.0" || ev["source"] != "src-1" || ev["ibmensourceid"] != "src-1" ||
+				ev["type"] != "com.mgmtapi.alert:"+status || !strings.Contains(str(ev["ibmendefaultshort"]), "DiskFull") {
+				t.Errorf("event %d (%s, %s): %v", i, status, auths[i], ev)
+			}
 		}
 	})
 }

@@ -2,7 +2,6 @@ package connectortypes
 
 import (
 	"errors"
-	"maps"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -60,10 +59,18 @@ func crnInstance(crn string) (string, bool) {
 // instance, region and source; resolved when the entity's status is Resolved (else triggered),
 // the entity's labels as its fields, the rendered payload (a JSON object) as its data when set.
 func (ibmEventNotifications) Compose(c Config, m Message, entity map[string]any) (Outgoing, error) {
-	instance, _ := crnInstance(c.Fields["instanceCrn"])
-	settings := map[string]string{"eventNotificationsInstanceId": instance, "regionId": c.Fields["region"], "sourceId": c.Fields["sourceId"]}
+	values := map[string]string{}
+	for _, name := range []string{"instanceCrn", "region", "sourceId", "notificationsUrl", "iamUrl"} {
+		v, err := c.Value(name, entity) // each one's template for the entity type wins
+		if err != nil {
+			return Outgoing{}, err
+		}
+		values[name] = v
+	}
+	instance, _ := crnInstance(values["instanceCrn"])
+	settings := map[string]string{"eventNotificationsInstanceId": instance, "regionId": values["region"], "sourceId": values["sourceId"]}
 	if k := c.Fields["apiKey"]; k != "" {
-		settings["apiKey"], settings["iamUrl"] = k, c.Fields["iamUrl"]
+		settings["apiKey"], settings["iamUrl"] = k, values["iamUrl"]
 	}
 	status, severity := alertStatus(entity)
 	if p := strings.TrimSpace(m.Fields["payload"]); p != "" {
@@ -72,7 +79,7 @@ func (ibmEventNotifications) Compose(c Config, m Message, entity map[string]any)
 		}
 		settings["data"] = p
 	}
-	return Outgoing{Webhook: &WebhookMessage{Type: "IBM_EVENT_NOTIFICATIONS", URL: c.Fields["notificationsUrl"], Settings: maps.Clone(settings),
+	return Outgoing{Webhook: &WebhookMessage{Type: "IBM_EVENT_NOTIFICATIONS", URL: values["notificationsUrl"], Settings: settings,
 		Title: orEmpty(m.Fields["title"]), Text: m.Fields["description"], Status: status, Severity: severity,
 		Fields: labelsOf(entity)}}, nil
 }

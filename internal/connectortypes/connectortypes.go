@@ -11,6 +11,7 @@
 package connectortypes
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -111,6 +112,15 @@ type HTTPSender interface {
 	Body(r Record) ([]byte, error)
 	// Retry reports whether an answer with this HTTP status may succeed when sent again.
 	Retry(status int) bool
+}
+
+// RequestPreparer is an HTTPSender whose request for a record depends on what the receiver holds
+// (ServiceNow's resolution updates the incident its trigger created, found by its correlation
+// id): Prepare may send requests of its own through client, with req's headers, and rewrites
+// req's method and URL from their answers. Its error says what was not found; retry says that
+// trying again later may succeed.
+type RequestPreparer interface {
+	Prepare(ctx context.Context, client *http.Client, r Record, req *http.Request) (retry bool, err error)
 }
 
 // retryOverloaded is the retry rule of every HTTP type today: 429 Too Many Requests and 5xx

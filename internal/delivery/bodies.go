@@ -56,8 +56,15 @@ func buildBody(r record) ([]byte, error) {
 	if fields == nil {
 		fields = map[string]any{}
 	}
-	return sender.Body(connectortypes.Record{Fields: fields, RoutingKey: r.RoutingKey, DedupKey: r.DedupKey,
-		Event: string(r.EventKind), EntityType: r.EntityType, EntityID: r.EntityID})
+	rec := typeRecord(r)
+	rec.Fields = fields
+	return sender.Body(rec)
+}
+
+// typeRecord is r as its type reads it, without its fields.
+func typeRecord(r record) connectortypes.Record {
+	return connectortypes.Record{RoutingKey: r.RoutingKey, DedupKey: r.DedupKey,
+		Event: string(r.EventKind), EntityType: r.EntityType, EntityID: r.EntityID}
 }
 
 // httpSender is the connector type whose HTTP requests deliver records of type t; false for the
@@ -69,6 +76,20 @@ func httpSender(t ConnectorType) (connectortypes.HTTPSender, bool) {
 	}
 	s, ok := kind.Sender.(connectortypes.HTTPSender)
 	return s, ok
+}
+
+// prepareRequest lets the record's type rewrite req from what the receiver holds
+// (connectortypes.RequestPreparer); nothing for the other types.
+func prepareRequest(ctx context.Context, client *http.Client, r record, req *http.Request) (retry bool, err error) {
+	s, ok := httpSender(r.ConnectorType)
+	if !ok {
+		return false, nil
+	}
+	p, ok := s.(connectortypes.RequestPreparer)
+	if !ok {
+		return false, nil
+	}
+	return p.Prepare(ctx, client, typeRecord(r), req)
 }
 
 // retryable reports whether an answer with the HTTP status to a record of type t may succeed

@@ -432,6 +432,9 @@ func send(ctx context.Context, client *http.Client, server *SMTPServer, r record
 	if err != nil {
 		return outcome{err: err.Error()}
 	}
+	if retry, err := prepareRequest(ctx, client, r, req); err != nil {
+		return outcome{err: err.Error(), retry: retry}
+	}
 	res, err := client.Do(req)
 	if err != nil {
 		return networkOutcome(r, err, ctx.Err() != nil, timeout)

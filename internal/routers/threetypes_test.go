@@ -119,7 +119,8 @@ func (e *putEventsReceiver) detailOf(t *testing.T, n int) ([]map[string]any, []m
 // the worker running, reaches ServiceNow's Table API as an incident insert (basic credentials),
 // the incident.io alert source as a firing event (its bearer token) and EventBridge as one signed
 // PutEvents entry. Its resolution reaches incident.io as resolved under the same
-// deduplication_key and EventBridge as a resolved event, and ServiceNow not at all.
+// deduplication_key and EventBridge as a resolved event (ServiceNow's resolution:
+// TestServiceNowResolvesItsIncident).
 func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 	const region, arn = "eu-west-1", "arn:aws:events:eu-west-1:123456789012:event-bus/alerts"
 	bus := newPutEventsReceiver(t, region, "AKIDMGMTAPITEST", "s3cr3t-key")
@@ -204,9 +205,6 @@ func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 				if iios[1].Body["status"] != "resolved" || iios[1].Body["deduplication_key"] != iios[0].Body["deduplication_key"] {
 					t.Errorf("incident.io resolution %+v (trigger %+v)", iios[1].Body, iios[0].Body)
 				}
-				if len(sns) != 1 {
-					t.Errorf("ServiceNow got %d requests; a resolution sends none", len(sns))
-				}
 				break
 			}
 			if time.Now().After(deadline) {
@@ -218,7 +216,7 @@ func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 		for _, r := range outbox(t, env) {
 			count[r.Connector+":"+r.Kind]++
 		}
-		if len(count) != 5 || count["sn:triggered"] != 1 || count["iio:triggered"] != 1 || count["iio:resolved"] != 1 ||
+		if len(count) != 6 || count["sn:triggered"] != 1 || count["sn:resolved"] != 1 || count["iio:triggered"] != 1 || count["iio:resolved"] != 1 ||
 			count["eb:triggered"] != 1 || count["eb:resolved"] != 1 {
 			t.Errorf("outbox %v", count)
 		}
@@ -284,6 +282,85 @@ func TestAlertReachesIBMEventNotifications(t *testing.T) {
 				ev["type"] != "com.mgmtapi.alert:"+status || !strings.Contains(str(ev["ibmendefaultshort"]), "DiskFull") {
 				t.Errorf("event %d (%s, %s): %v", i, status, auths[i], ev)
 			}
+		}
+	})
+}
+
+// TestServiceNowResolvesItsIncident: a SERVICE_NOW connector's trigger inserts an incident whose
+// correlation_id is the alert's key; its resolution finds that incident by the correlation_id (a
+// Table API query with the same credentials) and PATCHes it resolved (state 6, a close code and
+// notes); a resolution whose incident the instance does not hold fails, not retried.
+func TestServiceNowResolvesItsIncident(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		var mu sync.Mutex
+		var seen []string
+		var inserted, patched map[string]any
+		sn := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, r.Method+" "+r.URL.Path)
+			if r.Header.Get("Authorization") != "Basic "+base64.StdEncoding.EncodeToString([]byte("int:pw")) {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			switch {
+			case r.Method == http.MethodPost && r.URL.Path == "/api/now/table/incident":
+				_ = json.NewDecoder(r.Body).Decode(&inserted)
+				w.WriteHeader(http.StatusCreated)
+				_, _ = w.Write([]byte(`{"result":{"sys_id":"inc0001"}}`))
+			case r.Method == http.MethodGet && r.URL.Path == "/api/now/table/incident":
+				if inserted != nil && r.URL.Query().Get("sysparm_query") == "correlation_id="+str(inserted["correlation_id"]) {
+					_, _ = w.Write([]byte(`{"result":[{"sys_id":"inc0001"}]}`))
+					return
+				}
+				_, _ = w.Write([]byte(`{"result":[]}`))
+			case r.Method == http.MethodPatch && r.URL.Path == "/api/now/table/incident/inc0001":
+				_ = json.NewDecoder(r.Body).Decode(&patched)
+				_, _ = w.Write([]byte(`{"result":{"sys_id":"inc0001"}}`))
+			default:
+				w.WriteHeader(http.StatusNotFound)
+			}
+		}))
+		defer sn.Close()
+		key := env.RootKey
+		conn := connectorOf(t, env, key, `{"id":"sn","name":"sn","type":"SERVICE_NOW","connectorConfig":{"fields":[`+
+			`{"fieldName":"instanceUrl","value":"`+sn.URL+`"},{"fieldName":"username","value":"int"},{"fieldName":"password","value":"pw"}]}}`)
+		create(t, env, key, `{"name":"sn","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+conn+`"}]}]}`)
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}, PollInterval: 10 * time.Millisecond})
+		drainAll := func() {
+			t.Helper()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := w.Drain(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		start := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+		alertmanager(t, env, key, "DiskFull", "critical", start, time.Time{})
+		drainAll()
+		alertmanager(t, env, key, "DiskFull", "critical", start, time.Now().UTC().Truncate(time.Second))
+		drainAll()
+		mu.Lock()
+		if strings.Join(seen, ", ") != "POST /api/now/table/incident, GET /api/now/table/incident, PATCH /api/now/table/incident/inc0001" ||
+			patched["state"] != "6" || str(patched["close_code"]) == "" || !strings.Contains(str(patched["close_notes"]), "DiskFull") {
+			t.Errorf("ServiceNow saw %v; the patch %v", seen, patched)
+		}
+		inserted, seen = nil, nil // the instance forgets the incident
+		mu.Unlock()
+		alertmanager(t, env, key, "CPUHigh", "critical", start, time.Time{})
+		drainAll()
+		mu.Lock()
+		inserted = nil
+		mu.Unlock()
+		alertmanager(t, env, key, "CPUHigh", "critical", start, time.Now().UTC().Truncate(time.Second))
+		drainAll()
+		var state, message string
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT state, error FROM deliveries
+			WHERE connector_id = 'sn' AND event_kind = 'resolved' ORDER BY created_at DESC LIMIT 1`).Scan(&state, &message); err != nil {
+			t.Fatal(err)
+		}
+		if state != "failed" || !strings.Contains(message, "no incident of correlation_id") {
+			t.Errorf("a resolution of an incident the instance lacks: %s, %q", state, message)
 		}
 	})
 }

@@ -92,6 +92,7 @@ func TestDocumentationExamplesRun(t *testing.T) {
 			"MGMTAPI_URL=", "MGMTAPI_KEY=") // as a reader's shell: only what the page sets
 		out, err := cmd.CombinedOutput()
 		cancel()
+		t.Logf("%s: %d blocks, their output:\n%s", p, len(blocks), outputTail(out, 3000))
 		if err != nil {
 			failed := lastExample(out)
 			at, text := p, ""
@@ -162,7 +163,8 @@ func examplesOf(t *testing.T, page string) ([]example, []stray) {
 	var strays []stray
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	n, lastText := 0, ""
+	n, lastText, previous := 0, "", "x"
+	inIndented := false
 	var open *example
 	var shell bool
 	for sc.Scan() {
@@ -170,6 +172,7 @@ func examplesOf(t *testing.T, page string) ([]example, []stray) {
 		line := sc.Text()
 		trimmed := strings.TrimSpace(line)
 		if strings.HasPrefix(trimmed, "```") {
+			previous, inIndented = trimmed, false
 			if open == nil {
 				info := strings.TrimSpace(strings.TrimPrefix(trimmed, "```"))
 				shell = info == "sh" || info == "bash" || info == "shell"
@@ -192,9 +195,14 @@ func examplesOf(t *testing.T, page string) ([]example, []stray) {
 			}
 			continue
 		}
-		if strings.HasPrefix(line, "    ") && isCommand(trimmed) {
+		// An indented code block starts after a blank line and goes on while lines are indented
+		// or blank (a list item's wrapped text is indented too, but follows its text).
+		indented := strings.HasPrefix(line, "    ") && (inIndented || previous == "")
+		if indented && isCommand(trimmed) {
 			strays = append(strays, stray{fmt.Sprintf("%s:%d", page, n), trimmed})
 		}
+		inIndented = indented || (inIndented && trimmed == "")
+		previous = trimmed
 		if trimmed != "" {
 			lastText = trimmed
 		}

@@ -318,3 +318,28 @@ func startDocServer(t *testing.T) docServer {
 	}
 	return docServer{addr: addr, key: key, dataDir: data}
 }
+
+// TestReadmeLinksEveryPage: every page under docs/ and docs/areas/ is linked from README.md, so a
+// reader who starts there reaches each area's page (issue 38: four area pages were reachable from
+// nowhere).
+func TestReadmeLinksEveryPage(t *testing.T) {
+	readme := filepath.Join("..", "..", "README.md")
+	linked := map[string]bool{}
+	for _, p := range linkedPages(t, readme) {
+		linked[filepath.Clean(p)] = true
+	}
+	for _, dir := range []string{"docs", filepath.Join("docs", "areas")} {
+		pages, err := filepath.Glob(filepath.Join("..", "..", dir, "*.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(pages) == 0 {
+			t.Fatalf("no pages under %s", dir)
+		}
+		for _, p := range pages {
+			if !linked[filepath.Clean(p)] {
+				t.Errorf("README.md does not link %s; add it to \"Where to go next\" or to the list of areas", strings.TrimPrefix(p, "../../"))
+			}
+		}
+	}
+}

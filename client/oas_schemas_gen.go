@@ -18677,8 +18677,8 @@ type E2MFilterValues []E2MFilterValue
 
 // Ref: #/components/schemas/E2MHistogram
 type E2MHistogram struct {
-	// Upper bounds of the buckets, finite and strictly increasing; at least one when the histogram is
-	// enabled (a disabled histogram may have none).
+	// Upper bounds of the buckets, finite and strictly increasing (none at all, as a histogram the server
+	// adds to complete a field has, is accepted).
 	Buckets []float64 `json:"buckets"`
 }
 

@@ -175,11 +175,12 @@ func TestDashboardAssignFolder(t *testing.T) {
 		const folder = "1c9e8d7b-6a5f-4e3d-8c2b-1a0f9e8d7c6B"
 		mustFolder(t, env, key, uuid, "ops")
 		mustFolder(t, env, key, folder, "web")
+		// A folder given in the document is the catalog's folder, by id or by the path of an
+		// existing folder (TestDashboardPlacedByFolderPath).
 		id := create(t, env, key, `{"name":"a","layout":{},"folderPath":{"segments":["ops"]}}`)
-		// A folder given in the document is the catalog's folder.
 		inDoc := create(t, env, key, `{"name":"b","layout":{},"folderId":{"value":"`+uuid+`"}}`)
 		before := get(t, env, key, id)
-		if c := catalog(t, env, key); c[id].Folder != nil || c[inDoc].Folder == nil || c[inDoc].Folder.ID != uuid {
+		if c := catalog(t, env, key); c[id].Folder == nil || c[id].Folder.ID != strings.ToLower(uuid) || c[inDoc].Folder == nil || c[inDoc].Folder.ID != uuid {
 			t.Fatalf("catalog before: %+v", c)
 		}
 		emptyOK(t, moveTo(t, env, key, id, `{"requestId":"m1","folderId":"`+folder+`"}`))
@@ -380,7 +381,7 @@ func TestDashboardCheck(t *testing.T) {
 			want      []checkIssue
 		}{
 			{`{"layout":{}}`, []checkIssue{{"/name", "dashboard.name: required", "SEVERITY_ERROR"}}},
-			{`{"name":"n","layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"widgets":[{"definition":{"lineChart":{"queryDefinitions":[]}}}]}]}]}}`,
+			{`{"name":"n","layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"},"widgets":[{"definition":{"lineChart":{"queryDefinitions":[]}}}]}]}]}}`,
 				[]checkIssue{{"/layout/sections/0/rows/0/widgets/0/definition/lineChart/queryDefinitions",
 					"dashboard.layout.sections[0].rows[0].widgets[0].definition.lineChart.queryDefinitions: must have at least 1 item", "SEVERITY_ERROR"}}},
 			{`{"name":"","slugName":"Upper","layout":[],"variables":[{"name":""},"x",{"displayName":"ok"}],"annotations":[{"id":"bad"}]}`,

@@ -56,7 +56,7 @@ func asMap(t *testing.T, s string) map[string]any {
 // rich has every checked part plus fields the server does not interpret.
 const rich = `{"name":"Service health","description":"d","slugName":"service-health","relativeTimeFrame":"900s","fiveMinutes":{},
  "folderId":{"value":"` + uuid + `"},"folderPath":{"segments":["ops","web"]},
- "layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"appearance":{"height":19},"widgets":[
+ "layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"},"appearance":{"height":19},"widgets":[
    {"id":{"value":"` + uuid + `"},"title":"cpu","definition":{"lineChart":{"queryDefinitions":[{"id":"q","query":{"metrics":{"promqlQuery":{"value":"up"}}},"seriesCountLimit":"20"}],"legend":{"isVisible":true}}}}]}]}]},
  "variablesV2":[{"id":{"value":"` + uuid + `"},"name":"svc","displayName":"Service","displayType":"VARIABLE_DISPLAY_TYPE_V2_LABEL_VALUE","source":{"query":{"spansQuery":{"type":{"fieldValue":{"observationField":{"keypath":["service"],"scope":"DATASET_SCOPE_METADATA"}}}},"valuesOrderDirection":"ORDER_DIRECTION_ASC","allOption":{"includeAll":false}}},"value":{"multiString":{}}}],
  "variables":[{"name":"env","displayName":"Env","definition":{"multiSelect":{"source":{"query":{"query":{"spansQuery":{"type":{"fieldValue":{"value":{"metadataField":"METADATA_FIELD_SERVICE_NAME"}}}}}}}}}}],
@@ -172,7 +172,7 @@ func TestDashboardBounds(t *testing.T) {
 			return dash(`,"annotations":[{"id":"` + uuid + `","name":"a","source":` + src + `}]`)
 		}
 		line := func(defs string) string {
-			return dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{},{"widgets":[{},{},{"definition":{"lineChart":{"queryDefinitions":` + defs + `}}}]}]}]}`)
+			return dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"}},{"id":{"value":"00000000-0000-4000-8000-0000000000e2"},"widgets":[{},{},{"definition":{"lineChart":{"queryDefinitions":` + defs + `}}}]}]}]}`)
 		}
 		fieldValue := func(fv string) string {
 			return dash(`,"variablesV2":[{"id":{"value":"` + uuid + `"},"name":"v","displayName":"V","source":{"query":{"spansQuery":{"type":{"fieldValue":` + fv + `}}}}}]`)
@@ -229,7 +229,7 @@ func TestDashboardBounds(t *testing.T) {
 			{ann(`{"dataprime":{"labelFields":` + list(11, `{}`) + `}}`), []string{"dashboard.annotations[0].source.dataprime.labelFields", "at most 10 items (got 11)"}},
 			{ann(`{"metrics":{"labels":` + list(11, `"l"`) + `}}`), []string{"dashboard.annotations[0].source.metrics.labels", "got 11"}},
 			{line(`[]`), []string{"dashboard.layout.sections[0].rows[1].widgets[2].definition.lineChart.queryDefinitions: must have at least 1 item"}},
-			{dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"widgets":[{"definition":{"lineChart":{}}}]}]}]}`), []string{"lineChart.queryDefinitions", "at least 1"}},
+			{dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"},"widgets":[{"definition":{"lineChart":{}}}]}]}]}`), []string{"lineChart.queryDefinitions", "at least 1"}},
 			{fieldValue(`{` + obs + `,` + val + `}`), []string{"dashboard.variablesV2[0].source.query.spansQuery.type.fieldValue", "not both"}},
 			{fieldValue(`{}`), []string{"dashboard.variablesV2[0].source.query.spansQuery.type.fieldValue", "exactly one"}},
 			{dash(`,"variables":[{"definition":{"multiSelect":{"source":{"query":{"query":{"spansQuery":{"type":{"fieldValue":{` + obs + `,` + val + `}}}}}}}}}]`),
@@ -365,7 +365,7 @@ func TestMissingPubliclyRequiredMember(t *testing.T) {
 		for _, c := range []struct{ dashboard, want string }{
 			{`{"name":"n","layout":{"sections":[{"id":` + sectionID + `},{"rows":[]}]}}`, "dashboard.layout.sections[1].id: required"},
 			{`{"name":"n","layout":{"sections":[{"id":null,"rows":[]}]}}`, "dashboard.layout.sections[0].id: required"},
-			{`{"name":"n","layout":{"sections":[{"id":` + sectionID + `,"rows":[{"widgets":[{"definition":{"lineChart":{"queryDefinitions":[{"id":"q"}]}}}]}]}]}}`,
+			{`{"name":"n","layout":{"sections":[{"id":` + sectionID + `,"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"},"widgets":[{"definition":{"lineChart":{"queryDefinitions":[{"id":"q"}]}}}]}]}]}}`,
 				"dashboard.layout.sections[0].rows[0].widgets[0].definition.lineChart.queryDefinitions[0].query: required"},
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, basePath, key, write(c.dashboard)), 400, c.want)

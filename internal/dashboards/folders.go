@@ -3,8 +3,11 @@ package dashboards
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strings"
+
+	"github.com/go-faster/jx"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -250,4 +253,53 @@ func folderNotFoundAs(err error, field, id string) error {
 		return apierror.NotFoundf("%s: no dashboard folder %s", field, id)
 	}
 	return err
+}
+
+// placeByPath gives the checked dashboard d placed by folderPath alone (no folderId) the folderId
+// of the team's folder that path names, so that its answers carry both, as the real service's do:
+// the first segment is the name of a top-level folder, each next one the name of a folder inside
+// the one before. A path that names no folder, or more than one (names need not be unique among
+// siblings), leaves d as sent: the path is stored and answered, not resolved. The HTTP create and
+// replace place dashboards this way; configuration as code does not, so that an applied document
+// is stored as the file has it.
+func placeByPath(ctx context.Context, tx *db.Tx, teamID int64, d *stored) error {
+	raw, ok := d.doc["folderPath"]
+	if !ok || d.folderID.Valid {
+		return nil
+	}
+	var path struct {
+		Segments []string `json:"segments"`
+	}
+	if err := json.Unmarshal(raw, &path); err != nil || len(path.Segments) == 0 {
+		return nil // checkFolderPath refused anything else; null places nothing
+	}
+	children := map[string][]folder{} // parent id ("" at the top level) → its folders
+	err := eachFolder(ctx, tx, teamID, func(f folder) error {
+		children[strings.ToLower(f.parentID)] = append(children[strings.ToLower(f.parentID)], f)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	parent := ""
+	for _, name := range path.Segments {
+		var match []folder
+		for _, f := range children[parent] {
+			if f.name == name {
+				match = append(match, f)
+			}
+		}
+		if len(match) != 1 {
+			return nil
+		}
+		parent = strings.ToLower(match[0].id)
+	}
+	d.folderID = sql.NullString{String: parent, Valid: true}
+	out := make(oas.Dashboard, len(d.doc)+1)
+	for k, v := range d.doc {
+		out[k] = v
+	}
+	out["folderId"] = jx.Raw(`{"value":"` + parent + `"}`) // a UUID: nothing to escape
+	d.doc = out
+	return nil
 }

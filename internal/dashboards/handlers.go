@@ -82,7 +82,11 @@ func (h *DashboardHandler) CreateDashboard(ctx context.Context, req *oas.Dashboa
 		d.locker = d.author
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		return createDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
+		placed := d
+		if err := placeByPath(ctx, tx, caller.TeamID, &placed); err != nil {
+			return err
+		}
+		return createDashboard(ctx, tx, caller.TeamID, placed, req.AccessPolicy)
 	})
 	if err != nil {
 		return nil, err
@@ -134,7 +138,11 @@ func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.Dashbo
 	d.id = id
 	d.updater = keyOf(caller.KeyID, caller.KeyName)
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		return replaceCheckedDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
+		placed := d
+		if err := placeByPath(ctx, tx, caller.TeamID, &placed); err != nil {
+			return err
+		}
+		return replaceCheckedDashboard(ctx, tx, caller.TeamID, placed, req.AccessPolicy)
 	})
 	return notFoundAs(err, "dashboard.id", id)
 }

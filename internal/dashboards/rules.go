@@ -149,6 +149,7 @@ var requiredMembers = []struct {
 	names []string
 }{
 	{"layout.sections[]", []string{"id"}},
+	{"layout.sections[].rows[]", []string{"id"}},
 	{"layout.sections[].rows[].widgets[].definition.lineChart.queryDefinitions[]", []string{"id", "query"}},
 	{"layout.sections[].rows[].widgets[].definition.dynamic.queryDefinitions[]", []string{"id", "query"}},
 }

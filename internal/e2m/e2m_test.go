@@ -165,7 +165,12 @@ func TestRoundTripAndDefaults(t *testing.T) {
 		wantFields := `[{"SourceField":"log_obj.ms","TargetBaseMetricName":"catalog_ms","Aggregations":[` +
 			`{"Enabled":true,"TargetMetricName":"catalog_ms_avg","AggType":"AGG_TYPE_AVG","None":{},"Histogram":null,"Samples":null},` +
 			`{"Enabled":false,"TargetMetricName":"catalog_ms_histogram","AggType":"AGG_TYPE_HISTOGRAM","None":null,"Histogram":{"Buckets":[0.5,1,2.25]},"Samples":null},` +
-			`{"Enabled":true,"TargetMetricName":"slowest_ms","AggType":"AGG_TYPE_SAMPLES","None":null,"Histogram":null,"Samples":{"SampleType":"SAMPLE_TYPE_MAX"}}]}]`
+			`{"Enabled":true,"TargetMetricName":"slowest_ms","AggType":"AGG_TYPE_SAMPLES","None":null,"Histogram":null,"Samples":{"SampleType":"SAMPLE_TYPE_MAX"}},` +
+			// the set completed as the real service answers it (TestAggregationsCompleted)
+			`{"Enabled":true,"TargetMetricName":"cx_count","AggType":"AGG_TYPE_COUNT","None":{},"Histogram":null,"Samples":null},` +
+			`{"Enabled":true,"TargetMetricName":"cx_sum","AggType":"AGG_TYPE_SUM","None":{},"Histogram":null,"Samples":null},` +
+			`{"Enabled":true,"TargetMetricName":"cx_min","AggType":"AGG_TYPE_MIN","None":{},"Histogram":null,"Samples":null},` +
+			`{"Enabled":true,"TargetMetricName":"cx_max","AggType":"AGG_TYPE_MAX","None":{},"Histogram":null,"Samples":null}]}]`
 		if got := apitest.JSONOf(t, r.MetricFields); got != wantFields {
 			t.Fatalf("metricFields\n got %s\nwant %s", got, wantFields)
 		}
@@ -479,8 +484,8 @@ func TestBounds(t *testing.T) {
 				logsBody("ag2", `,"metricFields":[`+field(repeat(`{"none":{},"aggType":"AGG_TYPE_SUM","targetMetricName":"t#"}`, 8, ","))+`]`), "metricFields[0].aggregations: must have at most 7 items"},
 			{"buckets", logsBody("bk", `,"metricFields":[`+field(`{"histogram":{"buckets":[`+repeat("#", 64, ",")+`]}}`)+`]`),
 				logsBody("bk2", `,"metricFields":[`+field(`{"histogram":{"buckets":[`+repeat("#", 65, ",")+`]}}`)+`]`), "histogram.buckets: must have at most 64 items"},
-			{"one bucket", logsBody("b1", `,"metricFields":[`+field(`{"histogram":{"buckets":[-1.5]}}`)+`]`),
-				logsBody("b0", `,"metricFields":[`+field(`{"histogram":{"buckets":[]}}`)+`]`), "histogram.buckets: must have at least 1 item"},
+			{"no bucket", logsBody("b0", `,"metricFields":[`+field(`{"histogram":{"buckets":[]},"enabled":false}`)+`]`),
+				logsBody("b1", `,"metricFields":[`+field(`{"histogram":{"buckets":[1,1]},"enabled":false}`)+`]`), "histogram.buckets[1]: must be greater than the bucket before it"},
 			{"filters", logsWith("fv", `{"applicationnameFilters":["`+strings.Repeat("a", 4096)+`"]}`),
 				logsWith("fv2", `{"applicationnameFilters":["`+strings.Repeat("a", 4097)+`"]}`), "logsQuery.applicationnameFilters[0]"},
 			{"alias", logsWith("al", `{"alias":"`+strings.Repeat("a", 255)+`"}`), logsWith("al2", `{"alias":""}`), "logsQuery.alias: must have at least 1 character"},

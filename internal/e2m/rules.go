@@ -63,7 +63,7 @@ func checkReplace(prefix string, e *oas.E2M) (oas.E2M, error) {
 // document lets the query one-of be empty, and type tells which one is meant), stored and answered;
 // every aggregation holds exactly one of none, histogram and samples, with a consistent aggType
 // (required with none: MIN, MAX, COUNT, AVG or SUM), finite strictly increasing histogram buckets
-// and a sampleType other than UNSPECIFIED; target metric names (given or derived, at most 255
+// (none at all is accepted, as the newest public document allows) and a sampleType other than UNSPECIFIED; target metric names (given or derived, at most 255
 // characters) are unique within the rule; target labels are unique within the rule.
 func checkRule(prefix string, r *oas.E2M) error {
 	switch r.Type {
@@ -92,12 +92,22 @@ func checkRule(prefix string, r *oas.E2M) error {
 	metricNames := map[string]string{} // target metric name → path of the aggregation that makes it
 	for i := range r.MetricFields {
 		f := &r.MetricFields[i]
+		sent := len(f.Aggregations)
 		for j := range f.Aggregations {
 			path := fmt.Sprintf("%smetricFields[%d].aggregations[%d]", prefix, i, j)
 			if err := checkAggregation(path, string(f.TargetBaseMetricName), &f.Aggregations[j]); err != nil {
 				return err
 			}
+		}
+		if err := completeAggregations(fmt.Sprintf("%smetricFields[%d]", prefix, i), f); err != nil {
+			return err
+		}
+		for j := range f.Aggregations[:sent] {
+			path := fmt.Sprintf("%smetricFields[%d].aggregations[%d]", prefix, i, j)
 			name := string(f.Aggregations[j].TargetMetricName.Value)
+			if isCompleteSetName(f.Aggregations[j]) {
+				continue // unique within its field by type; sent back as answered (a GET then a PUT)
+			}
 			if first, ok := metricNames[name]; ok {
 				return apierror.Invalidf("%s.targetMetricName: %q is already the target metric of %s; target metric names must be unique within the rule",
 					path, name, first)
@@ -213,4 +223,77 @@ func orMissing(v oas.E2MAggType, set bool) string {
 		return "nothing"
 	}
 	return string(v)
+}
+
+// completedAggregation is one aggregation of the whole set the real service answers for a metric
+// field: its type, the target metric name it gets when the client did not send it, and whether it
+// is then enabled.
+type completedAggregation struct {
+	aggType oas.E2MAggType
+	name    string
+	enabled bool
+}
+
+// completeSet is the set in the order it is appended: the vendor's public clients (its Terraform
+// provider's acceptance tests) read back count, sum, avg, min and max enabled and a disabled
+// histogram without buckets for each one their configuration leaves out, named cx_<type> and
+// cx_bucket.
+var completeSet = []completedAggregation{
+	{oas.E2MAggTypeAGGTYPECOUNT, "cx_count", true},
+	{oas.E2MAggTypeAGGTYPESUM, "cx_sum", true},
+	{oas.E2MAggTypeAGGTYPEAVG, "cx_avg", true},
+	{oas.E2MAggTypeAGGTYPEMIN, "cx_min", true},
+	{oas.E2MAggTypeAGGTYPEMAX, "cx_max", true},
+	{oas.E2MAggTypeAGGTYPEHISTOGRAM, "cx_bucket", false},
+}
+
+// completeAggregations completes the checked aggregations of the metric field at path to the
+// whole set, as the real service answers it, when they hold each aggType at most once (the shape
+// of that set; a field with two aggregations of one type, e.g. two samples or two sums, is kept as
+// sent, which also keeps it within the 7 items the public document allows). Each of count, sum,
+// avg, min, max and histogram the field lacks is appended (completeSet). Its name is not checked
+// against the rest of the rule (the real service's metric is the base name and this name), but a
+// sent aggregation of the field that already has it is a 400 naming it.
+func completeAggregations(path string, f *oas.E2MMetricField) error {
+	present := map[oas.E2MAggType]bool{}
+	names := map[string]int{}
+	for j, a := range f.Aggregations {
+		if present[a.AggType.Value] {
+			return nil
+		}
+		present[a.AggType.Value] = true
+		names[string(a.TargetMetricName.Value)] = j
+	}
+	for _, c := range completeSet {
+		if present[c.aggType] {
+			continue
+		}
+		if j, taken := names[c.name]; taken {
+			return apierror.Invalidf("%s.aggregations[%d].targetMetricName: %q is the name the server gives the %s aggregation it adds to complete the field; give another name or send that aggregation",
+				path, j, c.name, c.aggType)
+		}
+		a := oas.E2MAggregation{
+			Enabled:          oas.NewOptBool(c.enabled),
+			TargetMetricName: oas.NewOptE2MMetricName(oas.E2MMetricName(c.name)),
+			AggType:          oas.NewOptE2MAggType(c.aggType),
+		}
+		if c.aggType == oas.E2MAggTypeAGGTYPEHISTOGRAM {
+			a.Histogram = oas.NewOptE2MHistogram(oas.E2MHistogram{Buckets: []float64{}})
+		} else {
+			a.None = &oas.E2MNone{}
+		}
+		f.Aggregations = append(f.Aggregations, a)
+	}
+	return nil
+}
+
+// isCompleteSetName reports whether a carries the name completeSet gives its type (cx_count for a
+// count, …), which the answers of every completed field carry; it is unique within its field.
+func isCompleteSetName(a oas.E2MAggregation) bool {
+	for _, c := range completeSet {
+		if c.aggType == a.AggType.Value && c.name == string(a.TargetMetricName.Value) {
+			return true
+		}
+	}
+	return false
 }

@@ -18677,7 +18677,8 @@ type E2MFilterValues []E2MFilterValue
 
 // Ref: #/components/schemas/E2MHistogram
 type E2MHistogram struct {
-	// Upper bounds of the buckets, finite and strictly increasing.
+	// Upper bounds of the buckets, finite and strictly increasing (none at all, as a histogram the server
+	// adds to complete a field has, is accepted).
 	Buckets []float64 `json:"buckets"`
 }
 
@@ -18890,7 +18891,10 @@ type E2MLucene string
 type E2MMetricField struct {
 	SourceField          string            `json:"sourceField"`
 	TargetBaseMetricName E2MBaseMetricName `json:"targetBaseMetricName"`
-	Aggregations         []E2MAggregation  `json:"aggregations"`
+	// When each aggType appears at most once, the server completes the set as the real service does
+	// (count, sum, avg, min and max enabled, named cx_count … cx_max, and a disabled histogram cx_bucket
+	// without buckets, for each one not sent).
+	Aggregations []E2MAggregation `json:"aggregations"`
 }
 
 // GetSourceField returns the value of SourceField.

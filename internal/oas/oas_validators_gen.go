@@ -25566,7 +25566,7 @@ func (s *E2MHistogram) Validate() error {
 			return errors.New("nil is invalid value")
 		}
 		if err := (validate.Array{
-			MinLength:    1,
+			MinLength:    0,
 			MinLengthSet: true,
 			MaxLength:    64,
 			MaxLengthSet: true,

@@ -120,7 +120,7 @@ const everyParsingRuleKind = `{"name":"every kind","description":"d","creator":"
 // richDashboard has checked parts and fields the server does not interpret.
 const richDashboard = `{"name":"Service health","description":"d","slugName":"service-health","relativeTimeFrame":"900s","fiveMinutes":{},
  "folderId":{"value":"00000000-0000-4000-8000-0000000000d1"},"folderPath":{"segments":["ops","web"]},
- "layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"appearance":{"height":19},"widgets":[
+ "layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"id":{"value":"00000000-0000-4000-8000-0000000000e1"},"appearance":{"height":19},"widgets":[
    {"id":{"value":"00000000-0000-4000-8000-0000000000d3"},"title":"cpu","definition":{"lineChart":{"queryDefinitions":[{"id":"q","query":{"metrics":{"promqlQuery":{"value":"up"}}},"seriesCountLimit":"20"}],"legend":{"isVisible":true}}}}]}]}]},
  "futureField":{"nested":[1,2.50,{"x":null}],"when":"2026-01-02T03:04:05Z","yes":"yes","octal":"0755"}}`
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"mgmtapi-ci/publicclients/dashboard"
+	"mgmtapi-ci/publicclients/dashboardfolders"
 	"mgmtapi-ci/publicclients/presets"
 )
 
@@ -58,6 +59,33 @@ func init() {
 		r10, err := c.DashboardCatalogServiceGetDashboardCatalogWithResponse(s.ctx)
 		list = s.must("list after delete", r10, err, 200)
 		s.lacks("list after delete", list, "items", "id", id)
+
+		// Placed by the folderPath of an existing folder, a dashboard answers that folder's folderId
+		// too; a layout row without an id is a 400, as a section without one is (issue 38).
+		fc, err := dashboardfolders.NewClientWithResponses(s.base, dashboardfolders.WithRequestEditorFn(s.auth))
+		if err != nil {
+			s.failf("folders client", "%v", err)
+		}
+		folderName := unique("rc-folder")
+		r11, err := fc.DashboardFoldersServiceCreateDashboardFolderWithResponse(s.ctx,
+			body[dashboardfolders.DashboardFoldersServiceCreateDashboardFolderJSONRequestBody](s, "create a folder", `{"folder":{"name":"`+folderName+`"}}`))
+		folder := str(s.must("create a folder", r11, err, 200), "folderId")
+		r12, err := c.DashboardsServiceCreateDashboardWithResponse(s.ctx, body[dashboard.DashboardsServiceCreateDashboardJSONRequestBody](s, "create by folderPath",
+			`{"requestId":"`+unique("r")+`","dashboard":{"name":"`+name+`-placed","folderPath":{"segments":["`+folderName+`"]},
+				"layout":{"sections":[{"id":{"value":"`+section+`"},"rows":[]}]},"variables":[],"filters":[]}}`))
+		placed := str(s.must("create by folderPath", r12, err, 200), "dashboardId")
+		r13, err := c.DashboardsServiceGetDashboardWithResponse(s.ctx, placed)
+		got = s.must("read the placed one", r13, err, 200)
+		s.equal("read the placed one", got, "dashboard.folderId.value", folder)
+		s.equal("read the placed one", got, "dashboard.folderPath.segments.0", folderName)
+		r14, err := c.DashboardsServiceCreateDashboardWithResponse(s.ctx, body[dashboard.DashboardsServiceCreateDashboardJSONRequestBody](s, "create with a row without id",
+			`{"requestId":"`+unique("r")+`","dashboard":{"name":"`+name+`-rows",
+				"layout":{"sections":[{"id":{"value":"`+section+`"},"rows":[{"widgets":[]}]}]},"variables":[],"filters":[]}}`))
+		s.must("create with a row without id", r14, err, 400)
+		r15, err := c.DashboardsServiceDeleteDashboardWithResponse(s.ctx, placed, nil)
+		s.must("delete the placed one", r15, err, 200)
+		r16, err := fc.DashboardFoldersServiceDeleteDashboardFolderWithResponse(s.ctx, folder, nil)
+		s.must("delete the folder", r16, err, 200)
 	})
 
 	register("presets_service", func(s *S) {

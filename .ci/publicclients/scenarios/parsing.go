@@ -88,6 +88,23 @@ func init() {
 		r6, err := c.Events2MetricServiceGetLimitsWithResponse(s.ctx)
 		s.must("limits", r6, err, 200)
 
+		// A field sent with some aggregations, as the vendor's Terraform provider sends them, and a
+		// disabled histogram without buckets: answered with the whole set (issue 38).
+		partial := `{"name":"` + name + `-set","type":"E2M_TYPE_LOGS2METRICS","logsQuery":{"lucene":"level:info"},
+			"metricFields":[{"sourceField":"location_geopoint","targetBaseMetricName":"geo_point","aggregations":[
+			{"aggType":"AGG_TYPE_MIN","enabled":false,"targetMetricName":"min"},
+			{"aggType":"AGG_TYPE_MAX","enabled":false,"targetMetricName":"max"},
+			{"aggType":"AGG_TYPE_AVG","enabled":true,"targetMetricName":"avg"},
+			{"aggType":"AGG_TYPE_HISTOGRAM","enabled":false,"targetMetricName":"h","histogram":{"buckets":[]}}]}]}`
+		r9, err := c.Events2MetricServiceCreateE2MWithResponse(s.ctx, body[events2metrics.Events2MetricServiceCreateE2MJSONRequestBody](s, "create with some aggregations", partial))
+		set := s.must("create with some aggregations", r9, err, 200)
+		s.typed("create with some aggregations", r9.JSON200)
+		s.equal("create with some aggregations", set, "e2m.metricFields.0.aggregations.2.targetMetricName", "avg")
+		s.equal("create with some aggregations", set, "e2m.metricFields.0.aggregations.4.targetMetricName", "cx_count")
+		s.equal("create with some aggregations", set, "e2m.metricFields.0.aggregations.5.targetMetricName", "cx_sum")
+		r10, err := c.Events2MetricServiceDeleteE2MWithResponse(s.ctx, str(set, "e2m.id"))
+		s.must("delete the one with some aggregations", r10, err, 200)
+
 		r7, err := c.Events2MetricServiceDeleteE2MWithResponse(s.ctx, id)
 		s.must("delete", r7, err, 200)
 		r8, err := c.Events2MetricServiceGetE2MWithResponse(s.ctx, id)

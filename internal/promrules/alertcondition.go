@@ -67,10 +67,9 @@ func (c metricCondition) zeroMeets() bool {
 // text that answers an instant vector). The alert's value is the share, in percent, of the
 // window's points that meet the comparison.
 //
-// The comparison is evaluated at every step of the window by a subquery. The share counts the
-// points at which the query answered a value, except when missing values are replaced with zero:
-// then it counts every point of the window, a point without a value meeting the comparison
-// exactly when 0 does. The window's number of points is counted by the same subquery over
+// The comparison is evaluated at every step of the window by a subquery. The share is of every
+// point of the window: a point without a value does not meet the comparison, except when missing
+// values are replaced with zero and 0 meets it. The window's number of points is counted by the same subquery over
 // vector(1), so that it is right whether a Prometheus version includes the window's first point
 // (2.x) or not (3.x).
 func (c metricCondition) expr(query string) string {
@@ -80,23 +79,23 @@ func (c metricCondition) expr(query string) string {
 
 // firesOn answers the PromQL of an alert that fires while the share of the window's points at
 // which meets (PromQL answering 1 where a point meets the condition and 0 where it does not) is
-// 1 reaches forOverPct; missingMeet counts the points at which meets answers nothing as meeting
-// it (a missing value replaced with zero, which meets the comparison), and replaceWithZero
-// otherwise counts them as not meeting it.
+// 1 reaches forOverPct. The share is of every point of the window: a point at which meets answers
+// nothing does not meet the condition, unless missingMeet says it does (a missing value replaced
+// with zero, which meets the comparison). minNonNullPct further needs that share of the window's
+// points to have a value.
 func (c metricCondition) firesOn(meets string, missingMeet bool) string {
 	subquery := func(inner string) string {
 		return fmt.Sprintf("(%s)[%s:%s]", inner, promDuration(c.window), promDuration(c.step))
 	}
 	met := subquery(meets)
 	all := "scalar(count_over_time(" + subquery("vector(1)") + "))"
-	var share string
-	switch {
-	case missingMeet:
+	// The share is always of the window's expected points, never of the points that happen to
+	// have a value: a series that is new, or back after a gap, has not met the condition for the
+	// points it was missing (issue 37: avg_over_time over the points that exist made a fresh
+	// series meet "100% of 5 minutes" at its first sample).
+	share := fmt.Sprintf("sum_over_time(%s) / %s", met, all)
+	if missingMeet {
 		share = fmt.Sprintf("(sum_over_time(%s) + (%s - count_over_time(%s))) / %s", met, all, met, all)
-	case c.replaceWithZero:
-		share = fmt.Sprintf("sum_over_time(%s) / %s", met, all)
-	default:
-		share = "avg_over_time(" + met + ")"
 	}
 	var fires string
 	if c.forOverPct <= 0 {

@@ -24,9 +24,14 @@ import (
 // them). An alert without DefinitionLabel records no event.
 const (
 	DefinitionLabel = "alert_def_id"
-	VersionLabel    = "alert_def_version_id"
-	NameLabel       = "alert_def_name"
-	PriorityLabel   = "alert_def_priority"
+	// VersionLabel names the definition's version: an annotation since issue 37 (an edit keeps
+	// the alert's identity), a label on alerts of older rule files; either is read.
+	VersionLabel  = "alert_def_version_id"
+	NameLabel     = "alert_def_name"
+	PriorityLabel = "alert_def_priority"
+	// NoDataLabel is "true" on the alert of a definition's no-data rule: its firing makes the
+	// definition's status NO_DATA.
+	NoDataLabel = "alert_def_no_data"
 )
 
 // Stored statuses.
@@ -119,7 +124,7 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 		return false, err
 	}
 	e := event{
-		ID: tx.NewID(), DefinitionID: defID, VersionID: cut(a.Labels[VersionLabel], 256),
+		ID: tx.NewID(), DefinitionID: defID, VersionID: cut(versionOf(a), 256),
 		Name: cut(a.Labels[NameLabel], 1024), Priority: cut(a.Labels[PriorityLabel], 64), Status: status,
 		Fingerprint: cut(a.Fingerprint, 256), IncidentID: a.IncidentID, At: at.UnixMicro(),
 	}
@@ -155,16 +160,20 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 			return false, err
 		}
 	}
-	if err := updateDefinition(ctx, tx, a.TeamID, defID, a.Firing, e.At); err != nil {
+	if err := updateDefinition(ctx, tx, a.TeamID, defID, a.Firing, a.Labels[NoDataLabel] == "true", e.At); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
 // updateDefinition keeps the definition's lastTriggeredTime and status (alertdefs.RecordFiring,
-// RecordResolved): a resolution makes it OK once none of the definition's incidents with a
-// firing lacks its resolution.
-func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing bool, at int64) error {
+// RecordNoData, RecordResolved): the firing of its no-data alert (noData) makes it NO_DATA, any
+// other firing ALERTING, and a resolution makes it OK once none of the definition's incidents
+// with a firing lacks its resolution (until then it keeps the status of the last firing).
+func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing, noData bool, at int64) error {
+	if firing && noData {
+		return alertdefs.RecordNoData(ctx, tx, teamID, defID)
+	}
 	if firing {
 		return alertdefs.RecordFiring(ctx, tx, teamID, defID, time.UnixMicro(at))
 	}
@@ -610,4 +619,13 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n])
+}
+
+// versionOf answers the definition version an alert was evaluated from: its annotation, else the
+// label older rule files set.
+func versionOf(a Alert) string {
+	if v := a.Annotations[VersionLabel]; v != "" {
+		return v
+	}
+	return a.Labels[VersionLabel]
 }

@@ -135,6 +135,12 @@ type IndicatorAlert struct {
 	Firing      bool
 	StartsAt    time.Time
 	EndsAt      time.Time // zero while firing
+	// Version is the alert definition's version the alert was evaluated from (the annotation
+	// alert_def_version_id, or the label of that name on alerts of older rule files); "" for
+	// alerts of no definition.
+	Version string
+	// Summary is the alert's summary annotation (an alert definition's says its condition).
+	Summary string
 }
 
 // storedAlert is an alert as the cases.alerts column keeps it (times in Unix microseconds).
@@ -146,6 +152,16 @@ type storedAlert struct {
 	Firing      bool              `json:"firing"`
 	StartsAt    int64             `json:"startsAt"`
 	EndsAt      int64             `json:"endsAt"`
+	Version     string            `json:"version,omitempty"`
+}
+
+// version answers the definition version the alert was evaluated from: its recorded version, or
+// the label of alerts recorded before the version became an annotation.
+func (a *storedAlert) version() string {
+	if a.Version != "" {
+		return a.Version
+	}
+	return a.Labels[alertDefVersionLabel]
 }
 
 // key identifies an alert inside a case: its fingerprint, or its name and labels without one.
@@ -158,7 +174,7 @@ func (a *storedAlert) key() string {
 
 func (a *storedAlert) same(b *storedAlert) bool {
 	return a.Name == b.Name && a.Fingerprint == b.Fingerprint && a.Priority == b.Priority &&
-		a.Firing == b.Firing && a.StartsAt == b.StartsAt && a.EndsAt == b.EndsAt &&
+		a.Firing == b.Firing && a.StartsAt == b.StartsAt && a.EndsAt == b.EndsAt && a.Version == b.Version &&
 		labelSetKey(a.Labels) == labelSetKey(b.Labels)
 }
 
@@ -187,7 +203,11 @@ func labelSetKey(labels map[string]string) string {
 //
 // An alert is known by its fingerprint; a later notification about it replaces what was
 // recorded. An indicator is TRIGGERED while any of its alerts fires, else RESOLVED at the latest
-// end of its alerts. Errors: db.ErrNotFound when the team has no case caseID.
+// end of its alerts. When a firing alert of an alert definition comes with another version of
+// the definition than the one recorded (the definition was edited while it fired), the case
+// keeps it and gets a comment event by the alert manager naming both versions and the alert's
+// summary (the new condition and threshold). Errors: db.ErrNotFound when the team has no case
+// caseID.
 func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver string, alerts []IndicatorAlert) error {
 	c, err := lockCaseByID(ctx, tx, teamID, caseID)
 	if err != nil {
@@ -202,10 +222,11 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 		index[stored[i].key()] = i
 	}
 	changed := false
+	var edits []oas.CaseEventData
 	for _, in := range alerts {
 		a := storedAlert{
 			Name: in.AlertName, Fingerprint: in.Fingerprint, Labels: in.Labels, Priority: in.Priority,
-			Firing: in.Firing, StartsAt: micros(in.StartsAt),
+			Firing: in.Firing, StartsAt: micros(in.StartsAt), Version: in.Version,
 		}
 		if a.Labels == nil {
 			a.Labels = map[string]string{}
@@ -216,6 +237,9 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 		if i, ok := index[a.key()]; ok {
 			if stored[i].same(&a) {
 				continue
+			}
+			if was, now := stored[i].version(), a.version(); a.Firing && was != "" && now != "" && was != now {
+				edits = append(edits, definitionEdited(a, was, now, in.Summary))
 			}
 			stored[i] = a
 		} else {
@@ -244,6 +268,11 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 	}
 	if err := saveCase(ctx, tx, &c); err != nil {
 		return err
+	}
+	for _, e := range edits {
+		if _, err := appendEvent(ctx, tx, teamID, caseID, alertManagerActor(receiver), e, tx.Now); err != nil {
+			return err
+		}
 	}
 	if before.Priority() != c.Priority() {
 		folded, err := foldIntoCreated(ctx, tx, &c)
@@ -310,6 +339,20 @@ func highestPriority(alerts []storedAlert) oas.CasePriority {
 	return best
 }
 
+// definitionEdited is the case event that records an edit of a firing alert's definition: a
+// comment by the alert manager naming the definition, the version before and after, and the
+// alert's summary, which states the new condition and threshold.
+func definitionEdited(a storedAlert, was, now, summary string) oas.CaseEventData {
+	text := fmt.Sprintf("Alert definition %s (%s) was edited while firing: version %s is now %s.",
+		a.Labels[alertDefIDLabel], a.Name, was, now)
+	if summary = strings.TrimSpace(summary); summary != "" {
+		text += " " + summary
+	}
+	return oas.CaseEventData{Comment: oas.NewOptCommentEventData(oas.CommentEventData{
+		UnsafeText: oas.NewOptString(cut(text, 2048)), Attachments: []oas.CommentAttachment{},
+	})}
+}
+
 // alertID is the indicator id of an alert name in a team: a name-based (version 5) UUID.
 func alertID(teamID int64, name string) string {
 	return uuid.NewSHA1(alertNamespace, []byte(strconv.FormatInt(teamID, 10)+"\x00"+name)).String()
@@ -318,7 +361,8 @@ func alertID(teamID int64, name string) string {
 var alertNamespace = uuid.MustParse("5b0f2c1e-7d4a-4c59-9b0e-3f6a1d2e8c47")
 
 // Labels an alert of an exported alert definition carries (internal/promrules): the definition's
-// id and the version the alert was evaluated from.
+// id and, on alerts of rule files written before issue 37, the version the alert was evaluated
+// from (now an annotation of that name: IndicatorAlert.Version).
 const (
 	alertDefIDLabel      = "alert_def_id"
 	alertDefVersionLabel = "alert_def_version_id"
@@ -327,7 +371,7 @@ const (
 // buildIndicators answers one indicator per alerting rule of the case's alerts. An alert of an
 // alert definition (the label alert_def_id) belongs to its definition's indicator: the
 // indicator's alertId is the definition's id and its versions are the definition's versions
-// (alert_def_version_id). Any other alert belongs to its name's indicator, whose id is made from
+// (alert_def_version_id, an annotation or, on older alerts, a label). Any other alert belongs to its name's indicator, whose id is made from
 // the name and whose versions are the alerts' fingerprints.
 func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.AlertIndicator {
 	type indicatorKey struct{ definition, name string }
@@ -371,7 +415,7 @@ func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.Al
 		for _, a := range group {
 			version := a.Fingerprint
 			if key.definition != "" {
-				version = a.Labels[alertDefVersionLabel]
+				version = a.version()
 			}
 			if version != "" && !seenVersion[version] {
 				seenVersion[version] = true

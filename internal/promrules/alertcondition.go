@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // metricCondition is one rule of a metric threshold alert definition, in the terms its PromQL is
@@ -214,4 +216,77 @@ func shiftSelectors(node parser.Node, d time.Duration) {
 	for _, child := range parser.Children(node) {
 		shiftSelectors(child, d)
 	}
+}
+
+// noDataCondition is the absence rule of a metric threshold definition (issue 37): a series (or,
+// with groupBy, a group of those labels) that had data within the memory but has none within
+// the window is "no data" until it has been missing for retire, when it is forgotten (the alert
+// resolves). A retire of 0 is "never": the memory is then noDataMemory, a day.
+type noDataCondition struct {
+	window, retire time.Duration
+	groupBy        []string
+}
+
+// noDataMemory is how long a series that stopped is remembered when its no-data alert never
+// retires: longer memories make every evaluation read more.
+const noDataMemory = 24 * time.Hour
+
+// noDataOf answers the absence rule a metric threshold definition asks for, if any: its
+// noDataPolicy state ALERTING or NO_DATA, or undetectedValuesManagement.triggerUndetectedValues;
+// it retires after noDataPolicy.autoRetireSeconds, else undetectedValuesManagement's
+// autoRetireTimeframe, else never.
+func noDataOf(m oas.AlertDefMetricThresholdType) (noDataCondition, bool) {
+	state := m.NoDataPolicy.Value.State.Or("")
+	wanted := state == oas.AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING || state == oas.AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA ||
+		m.UndetectedValuesManagement.Value.TriggerUndetectedValues.Or(false)
+	if !wanted {
+		return noDataCondition{}, false
+	}
+	var c noDataCondition
+	if s := m.NoDataPolicy.Value.AutoRetireSeconds.Or(0); s > 0 {
+		c.retire = time.Duration(s) * time.Second
+	} else {
+		c.retire = retireTimeframes[m.UndetectedValuesManagement.Value.AutoRetireTimeframe.Or("")]
+	}
+	return c, true
+}
+
+var retireTimeframes = map[oas.AlertDefAutoRetireTimeframe]time.Duration{
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5:  5 * time.Minute,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10: 10 * time.Minute,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1:     time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2:    2 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6:    6 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12:   12 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24:   24 * time.Hour,
+}
+
+// expr answers the PromQL of the absence alert for query: the series (or groups) that answered
+// within the window and the retire time before it, less those that answered within the window.
+// Both sides are subqueries judged at the window's step (the memory's at a sixtieth of it, at
+// least the window's step), and count_over_time keeps each series' labels but its name, so the
+// two sides match series by series.
+func (c noDataCondition) expr(query string) string {
+	memory := c.retire
+	if memory <= 0 {
+		memory = noDataMemory
+	}
+	memory += c.window
+	step := conditionStep(c.window)
+	memoryStep := max(conditionStep(memory), step)
+	seen := fmt.Sprintf("count_over_time((%s)[%s:%s])", query, promDuration(memory), promDuration(memoryStep))
+	recent := fmt.Sprintf("count_over_time((%s)[%s:%s])", query, promDuration(c.window), promDuration(step))
+	if len(c.groupBy) > 0 {
+		by := strings.Join(c.groupBy, ", ")
+		return fmt.Sprintf("count by (%s) (%s) unless on (%s) count by (%s) (%s)", by, seen, by, by, recent)
+	}
+	return fmt.Sprintf("(%s) unless (%s)", seen, recent)
+}
+
+// retireWords says when the absence alert retires, for its summary.
+func (c noDataCondition) retireWords() string {
+	if c.retire <= 0 {
+		return ""
+	}
+	return "; retired after " + promDuration(c.retire)
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,6 +332,52 @@ func TestWholeWindowUnderPromtool(t *testing.T) {
 			expected = append(expected, map[string]any{"exp_labels": map[string]string{"case": c.name}})
 		}
 		alertTests = append(alertTests, map[string]any{"eval_time": "10m", "alertname": c.name, "exp_alerts": expected})
+	}
+	runPromtoolTest(t, tool, rules, "15s", []map[string]any{{"interval": "15s", "input_series": series, "alert_rule_test": alertTests}})
+}
+
+// TestNoDataUnderPromtool (issue 37) runs `promtool test rules` on the absence rule of a
+// definition (noDataCondition) with a 1-minute window and a 5-minute retire time: a series that
+// stops is "no data" once a whole window has no sample, for 5 minutes, and then retires; one
+// that keeps reporting, or comes back, is not; with groupByKeys a group is absent only when none
+// of its series reports.
+func TestNoDataUnderPromtool(t *testing.T) {
+	tool := prometheustest.Binary(t, "promtool")
+	c := noDataCondition{window: time.Minute, retire: 5 * time.Minute}
+	grouped := c
+	grouped.groupBy = []string{"service"}
+	rules := File{Groups: []Group{{Name: "no-data", Rules: []Rule{
+		{Alert: "nodata", Expr: c.expr(`n{job="nodata"}`)},
+		{Alert: "nodata_grouped", Expr: grouped.expr(`max by (service) (g{job="grouped"})`)},
+	}}}}
+	// 15 s apart: stops reporting at 2m (index 8 is its last sample, a staleness marker at 2m15s).
+	series := []map[string]any{
+		{"series": `n{job="nodata",instance="stops"}`, "values": points("1", 9, "stale", 1)},
+		{"series": `n{job="nodata",instance="stays"}`, "values": points("1", 61)},
+		{"series": `n{job="nodata",instance="returns"}`, "values": points("1", 9, "stale", 1, "_", 8, "1", 43)},
+		{"series": `g{job="grouped",service="a",instance="1"}`, "values": points("1", 9, "stale", 1)},
+		{"series": `g{job="grouped",service="a",instance="2"}`, "values": points("1", 61)},
+		{"series": `g{job="grouped",service="b",instance="1"}`, "values": points("1", 9, "stale", 1)},
+	}
+	stops := []map[string]any{{"exp_labels": map[string]string{"job": "nodata", "instance": "stops"}}}
+	returns := []map[string]any{{"exp_labels": map[string]string{"job": "nodata", "instance": "returns"}}}
+	groupB := []map[string]any{{"exp_labels": map[string]string{"service": "b"}}}
+	none := []map[string]any{}
+	alertTests := []map[string]any{
+		// At 2m45s the last sample is 45 s old: the window still holds it.
+		{"eval_time": "2m45s", "alertname": "nodata", "exp_alerts": none},
+		{"eval_time": "2m45s", "alertname": "nodata_grouped", "exp_alerts": none},
+		// At 3m30s the whole window has no sample of "stops" and "returns" (back at 4m30s).
+		{"eval_time": "3m30s", "alertname": "nodata", "exp_alerts": append(slices.Clone(stops), returns...)},
+		{"eval_time": "3m30s", "alertname": "nodata_grouped", "exp_alerts": groupB},
+		// Back: "returns" is no longer absent.
+		{"eval_time": "5m", "alertname": "nodata", "exp_alerts": stops},
+		// Still absent 4 minutes later, within the retire time.
+		{"eval_time": "7m30s", "alertname": "nodata", "exp_alerts": stops},
+		{"eval_time": "7m30s", "alertname": "nodata_grouped", "exp_alerts": groupB},
+		// Retired: more than window + 5 minutes after the last sample.
+		{"eval_time": "9m", "alertname": "nodata", "exp_alerts": none},
+		{"eval_time": "9m", "alertname": "nodata_grouped", "exp_alerts": none},
 	}
 	runPromtoolTest(t, tool, rules, "15s", []map[string]any{{"interval": "15s", "input_series": series, "alert_rule_test": alertTests}})
 }

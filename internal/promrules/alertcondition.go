@@ -76,7 +76,7 @@ func (c metricCondition) zeroMeets() bool {
 // (2.x) or not (3.x).
 func (c metricCondition) expr(query string) string {
 	meets := fmt.Sprintf("(%s) %s bool %s", query, c.op, exactNumber(c.threshold))
-	return c.firesOn(meets, c.replaceWithZero && c.zeroMeets())
+	return c.firesOn(meets, c.replaceWithZero && c.zeroMeets(), query)
 }
 
 // firesOn answers the PromQL of an alert that fires while the share of the window's points at
@@ -85,7 +85,12 @@ func (c metricCondition) expr(query string) string {
 // nothing does not meet the condition, unless missingMeet says it does (a missing value replaced
 // with zero, which meets the comparison). minNonNullPct further needs that share of the window's
 // points to have a value.
-func (c metricCondition) firesOn(meets string, missingMeet bool) string {
+//
+// A share of 100% also needs query to answer a value at the window's start (query with every
+// selector shifted back by the window): the window's points are a step apart, so a series whose
+// first sample came up to a step after the window's start would otherwise meet "100% of the last
+// minute" with less than a minute of samples (seen on a real Prometheus at 57 s).
+func (c metricCondition) firesOn(meets string, missingMeet bool, query string) string {
 	subquery := func(inner string) string {
 		return fmt.Sprintf("(%s)[%s:%s]", inner, promDuration(c.window), promDuration(c.step))
 	}
@@ -107,6 +112,11 @@ func (c metricCondition) firesOn(meets string, missingMeet bool) string {
 	}
 	if c.minNonNullPct > 0 {
 		fires = fmt.Sprintf("(%s) and ((100 * count_over_time(%s) / %s) >= %d)", fires, met, all, c.minNonNullPct)
+	}
+	if c.forOverPct >= 100 && !missingMeet {
+		if start, err := withOffset(query, c.window); err == nil {
+			fires = fmt.Sprintf("(%s) and ((%s) * 1)", fires, start) // * 1 drops the metric name, as the share has
+		}
 	}
 	if len(c.groupBy) > 0 {
 		fires = fmt.Sprintf("max by (%s) (%s)", strings.Join(c.groupBy, ", "), fires)
@@ -171,7 +181,7 @@ func (c anomalyCondition) expr(query, mean, deviation string) string {
 			meets += " * " + cmp(value, ">", fmt.Sprintf("(%s * %s)", mean, exactNumber(1+c.deviationPct/100)))
 		}
 	}
-	return c.firesOn(meets, false)
+	return c.firesOn(meets, false, query)
 }
 
 // promDuration writes d as Prometheus reads a duration, in its largest whole units ("90s" is

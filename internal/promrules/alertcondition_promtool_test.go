@@ -381,3 +381,19 @@ func TestNoDataUnderPromtool(t *testing.T) {
 	}
 	runPromtoolTest(t, tool, rules, "15s", []map[string]any{{"interval": "15s", "input_series": series, "alert_rule_test": alertTests}})
 }
+
+// TestFullWindowBetweenStepsUnderPromtool (issue 37): the points of a window are a step apart,
+// so "100% of the last minute" also needs a sample at the window's start. A series scraped every
+// second from 9m11s is over the threshold: at 10m10s it has 59 s of samples and covers every
+// point of [9m10s, 10m10s] (9m15s … 10m) yet not the minute: no alert; at 10m12s it does.
+func TestFullWindowBetweenStepsUnderPromtool(t *testing.T) {
+	tool := prometheustest.Binary(t, "promtool")
+	c := metricCondition{op: ">", threshold: 10, window: time.Minute, step: conditionStep(time.Minute), forOverPct: 100}
+	rules := File{Groups: []Group{{Name: "between-steps", Rules: []Rule{{Alert: "minute", Expr: c.expr(`m{case="minute"}`)}}}}}
+	series := []map[string]any{{"series": `m{case="minute"}`, "values": points("_", 551, "20", 62)}}
+	alertTests := []map[string]any{
+		{"eval_time": "10m10s", "alertname": "minute", "exp_alerts": []map[string]any{}},
+		{"eval_time": "10m12s", "alertname": "minute", "exp_alerts": []map[string]any{{"exp_labels": map[string]string{"case": "minute"}}}},
+	}
+	runPromtoolTest(t, tool, rules, "1s", []map[string]any{{"interval": "1s", "input_series": series, "alert_rule_test": alertTests}})
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // The labels that tie an alert to its alert definition (mgmtapi's exported alerting rules carry
@@ -169,7 +170,8 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 // updateDefinition keeps the definition's lastTriggeredTime and status (alertdefs.RecordFiring,
 // RecordNoData, RecordResolved): the firing of its no-data alert (noData) makes it NO_DATA, any
 // other firing ALERTING, and a resolution makes it OK once none of the definition's incidents
-// with a firing lacks its resolution (until then it keeps the status of the last firing).
+// with a firing lacks its resolution (until then ALERTING while a condition's alert fires, else
+// NO_DATA).
 func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing, noData bool, at int64) error {
 	if firing && noData {
 		return alertdefs.RecordNoData(ctx, tx, teamID, defID)
@@ -184,10 +186,24 @@ func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string
 		teamID, defID, statusFiring, statusResolved).Scan(&open); err != nil {
 		return fmt.Errorf("open alerts of the definition: %w", err)
 	}
-	if open > 0 {
-		return nil
+	if open == 0 {
+		return alertdefs.RecordResolved(ctx, tx, teamID, defID)
 	}
-	return alertdefs.RecordResolved(ctx, tx, teamID, defID)
+	// Some still fire: ALERTING while one of them is a condition's, else NO_DATA (the no-data
+	// alert's incident has the label NoDataLabel).
+	var conditions int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM alert_events f WHERE f.team_id = $1 AND f.alert_def_id = $2
+		AND f.status = $3 AND NOT EXISTS (SELECT 1 FROM alert_events r
+			WHERE r.team_id = f.team_id AND r.incident_id = f.incident_id AND r.status = $4)
+		AND NOT EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = f.team_id AND l.incident_id = f.incident_id
+			AND l.key = $5 AND l.value = 'true')`,
+		teamID, defID, statusFiring, statusResolved, NoDataLabel).Scan(&conditions); err != nil {
+		return fmt.Errorf("open condition alerts of the definition: %w", err)
+	}
+	if conditions > 0 {
+		return alertdefs.RecordStatus(ctx, tx, teamID, defID, oas.AlertDefStatusALERTDEFSTATUSALERTING)
+	}
+	return alertdefs.RecordNoData(ctx, tx, teamID, defID)
 }
 
 // Kinds of alert_event_fields rows.

@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -139,8 +140,6 @@ type IndicatorAlert struct {
 	// alert_def_version_id, or the label of that name on alerts of older rule files); "" for
 	// alerts of no definition.
 	Version string
-	// Summary is the alert's summary annotation (an alert definition's says its condition).
-	Summary string
 }
 
 // storedAlert is an alert as the cases.alerts column keeps it (times in Unix microseconds).
@@ -203,11 +202,9 @@ func labelSetKey(labels map[string]string) string {
 //
 // An alert is known by its fingerprint; a later notification about it replaces what was
 // recorded. An indicator is TRIGGERED while any of its alerts fires, else RESOLVED at the latest
-// end of its alerts. When a firing alert of an alert definition comes with another version of
-// the definition than the one recorded (the definition was edited while it fired), the case
-// keeps it and gets a comment event by the alert manager naming both versions and the alert's
-// summary (the new condition and threshold). Errors: db.ErrNotFound when the team has no case
-// caseID.
+// end of its alerts; an alert of a definition records the definition's version it was evaluated
+// from (an edit while it fires is written on the case by the edit: RecordDefinitionEdited).
+// Errors: db.ErrNotFound when the team has no case caseID.
 func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver string, alerts []IndicatorAlert) error {
 	c, err := lockCaseByID(ctx, tx, teamID, caseID)
 	if err != nil {
@@ -222,7 +219,6 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 		index[stored[i].key()] = i
 	}
 	changed := false
-	var edits []oas.CaseEventData
 	for _, in := range alerts {
 		a := storedAlert{
 			Name: in.AlertName, Fingerprint: in.Fingerprint, Labels: in.Labels, Priority: in.Priority,
@@ -237,9 +233,6 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 		if i, ok := index[a.key()]; ok {
 			if stored[i].same(&a) {
 				continue
-			}
-			if was, now := stored[i].version(), a.version(); a.Firing && was != "" && now != "" && was != now {
-				edits = append(edits, definitionEdited(a, was, now, in.Summary))
 			}
 			stored[i] = a
 		} else {
@@ -268,11 +261,6 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 	}
 	if err := saveCase(ctx, tx, &c); err != nil {
 		return err
-	}
-	for _, e := range edits {
-		if _, err := appendEvent(ctx, tx, teamID, caseID, alertManagerActor(receiver), e, tx.Now); err != nil {
-			return err
-		}
 	}
 	if before.Priority() != c.Priority() {
 		folded, err := foldIntoCreated(ctx, tx, &c)
@@ -337,20 +325,6 @@ func highestPriority(alerts []storedAlert) oas.CasePriority {
 		}
 	}
 	return best
-}
-
-// definitionEdited is the case event that records an edit of a firing alert's definition: a
-// comment by the alert manager naming the definition, the version before and after, and the
-// alert's summary, which states the new condition and threshold.
-func definitionEdited(a storedAlert, was, now, summary string) oas.CaseEventData {
-	text := fmt.Sprintf("Alert definition %s (%s) was edited while firing: version %s is now %s.",
-		a.Labels[alertDefIDLabel], a.Name, was, now)
-	if summary = strings.TrimSpace(summary); summary != "" {
-		text += " " + summary
-	}
-	return oas.CaseEventData{Comment: oas.NewOptCommentEventData(oas.CommentEventData{
-		UnsafeText: oas.NewOptString(cut(text, 2048)), Attachments: []oas.CommentAttachment{},
-	})}
 }
 
 // alertID is the indicator id of an alert name in a team: a name-based (version 5) UUID.
@@ -485,4 +459,31 @@ func lockCaseByID(ctx context.Context, tx *db.Tx, teamID int64, caseID string) (
 		return caseRow{}, fmt.Errorf("case %s: %w", caseID, db.Translate(err))
 	}
 	return c, nil
+}
+
+// RecordDefinitionEdited writes on each open case (ACTIVE or ACKNOWLEDGED) of caseIDs a comment
+// event by the system saying that alert definition defID, whose alert fires in it, was edited:
+// text names the definition, the version before and after and the new condition. Issue 37: an
+// edit keeps the firing alert's incident and case, and the case records it; Alertmanager does
+// not notify an annotation's change, so the edit itself writes it. Errors: the database's.
+func RecordDefinitionEdited(ctx context.Context, tx *db.Tx, teamID int64, caseIDs []string, text string) error {
+	for _, id := range caseIDs {
+		c, err := lockCaseByID(ctx, tx, teamID, id)
+		if errors.Is(err, db.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if c.Status != oas.CaseStatusCASESTATUSACTIVE && c.Status != oas.CaseStatusCASESTATUSACKNOWLEDGED {
+			continue
+		}
+		_, err = appendEvent(ctx, tx, teamID, id, systemActor(), oas.CaseEventData{Comment: oas.NewOptCommentEventData(oas.CommentEventData{
+			UnsafeText: oas.NewOptString(cut(text, 2048)), Attachments: []oas.CommentAttachment{},
+		})}, tx.Now)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

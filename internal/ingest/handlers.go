@@ -94,8 +94,8 @@ type alert struct {
 	identity    string
 	raw         string
 	rawStartsAt time.Time
-	// version is the definition's version the alert was evaluated from; summary its summary.
-	version, summary string
+	// version is the definition's version the alert was evaluated from.
+	version string
 }
 
 func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notification {
@@ -129,7 +129,6 @@ func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notificatio
 			raw:         a.Fingerprint,
 			rawStartsAt: a.StartsAt.UTC().Truncate(time.Microsecond),
 			version:     cut(version, 256),
-			summary:     cut(annotations["summary"], 1000),
 			incident: incidents.Alert{
 				TeamID:          teamID,
 				Fingerprint:     a.Fingerprint,
@@ -297,7 +296,6 @@ func indicatorOf(a alert) cases.IndicatorAlert {
 		Firing:      a.firing,
 		StartsAt:    a.incident.StartsAt,
 		Version:     a.version,
-		Summary:     a.summary,
 	}
 	if !a.firing {
 		ia.EndsAt = a.endsAt

@@ -2,6 +2,7 @@ package ingest_test
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -32,9 +33,9 @@ func incidentStates(t *testing.T, env *apitest.Env) map[string]int {
 }
 
 // TestOneIdentityPerDefinition (issue 37): an alert definition's alerts are one incident per
-// definition (and group-by values) across edits. An edit that keeps the labels (a new threshold:
-// a new version annotation) keeps the incident and the case and records a case event naming both
-// versions and the new condition; an edit that renames the alert (a new alertname, so a new
+// definition (and group-by values) across edits. An edit through the API while the alert fires
+// keeps the incident and the case and writes a case event naming both versions and the new
+// condition (the alert then comes with the new version annotation and the same labels); an edit that renames the alert (a new alertname, so a new
 // Alertmanager alert with its own start) joins the same incident, and the old alert's timed-out
 // resolution changes nothing while the new one fires; the new one's resolution resolves the
 // incident and the case. Two group-by values are two incidents. An alert of an older rule file
@@ -42,16 +43,28 @@ func incidentStates(t *testing.T, env *apitest.Env) map[string]int {
 func TestOneIdentityPerDefinition(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
-		const def = "0b6f8a3e-6c1e-4bb4-9a43-2f8f1b0c7d11"
-		v1 := definitionAlert(def, "Errors", "v1", "a", "f1", t0)
+		const defs = "/mgmt/openapi/latest/alerts/alerts/v3"
+		props := func(threshold string) string {
+			return `"alertDefProperties":{"name":"Errors","metricThreshold":{"metricFilter":{"promql":"up"},
+				"rules":[{"condition":{"threshold":` + threshold + `,"forOverPct":100}}]}}`
+		}
+		type written struct {
+			AlertDef struct{ ID, AlertVersionID string }
+		}
+		created := apitest.Decode[written](t, env.JSON(t, http.MethodPost, defs, env.RootKey, `{`+props("5")+`}`))
+		def := created.AlertDef.ID
+		v1 := definitionAlert(def, "Errors", created.AlertDef.AlertVersionID, "a", "f1", t0)
 		first := send(t, env, key, group(`{}:{alertname="Errors"}`, v1))
 		if first.IncidentsOpened != 1 || first.CaseID == "" {
 			t.Fatalf("first firing: %+v", first)
 		}
 
-		// A threshold edit: the same labels, a new version annotation.
+		// A threshold edit while it fires: the case records it; the alert (same labels, a new
+		// version annotation) stays the incident it was.
+		edited := apitest.Decode[written](t, env.JSON(t, http.MethodPut, defs, env.RootKey, `{"id":"`+def+`",`+props("9")+`}`))
 		v2 := v1
-		v2.Annotations = map[string]string{"summary": "Errors: the value is more than 9 for 100% of the last 1m", "alert_def_version_id": "v2"}
+		v2.Annotations = map[string]string{"summary": "Errors: the value is more than 9 for 100% of the last 1m",
+			"alert_def_version_id": edited.AlertDef.AlertVersionID}
 		if again := send(t, env, key, group(`{}:{alertname="Errors"}`, v2)); again.IncidentsOpened != 0 || again.CaseID != "" {
 			t.Fatalf("after the threshold edit: %+v", again)
 		}
@@ -66,7 +79,8 @@ func TestOneIdentityPerDefinition(t *testing.T) {
 				comment = c.UnsafeText
 			}
 		}
-		for _, part := range []string{def, "version v1 is now v2", "more than 9"} {
+		for _, part := range []string{def, "version " + created.AlertDef.AlertVersionID + " is now " + edited.AlertDef.AlertVersionID,
+			"Rule 0: more than 9 for 100% of minutes 1."} {
 			if !strings.Contains(comment, part) {
 				t.Fatalf("the case's edit event %q lacks %q (events %s)", comment, part, kinds(events))
 			}

@@ -131,6 +131,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		Severity         string            `json:"severity"`
 		State            string            `json:"state"`
 		ContextualLabels map[string]string `json:"contextualLabels"`
+		DisplayLabels    map[string]string `json:"displayLabels"`
 	}
 	listIncidents := func() []incident {
 		return apitest.Decode[struct{ Incidents []incident }](t,
@@ -144,7 +145,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		in := incs[0]
 		l := in.ContextualLabels
 		if in.Name != "Checkout errors" || in.Severity != "INCIDENT_SEVERITY_ERROR" || l["alert_def_id"] != defID ||
-			l["alert_def_version_id"] != version || l["alert_def_priority"] != "P2" || l["service"] != "checkout" || l["team"] != "payments" {
+			in.DisplayLabels["alert_def_version_id"] != version || l["alert_def_version_id"] != "" || l["alert_def_priority"] != "P2" || l["service"] != "checkout" || l["team"] != "payments" {
 			return fmt.Sprintf("incident %+v", in)
 		}
 		return ""
@@ -319,7 +320,7 @@ func waitForVersion(t *testing.T, prom *prometheustest.Server, defID, version st
 	t.Helper()
 	eventually(t, "the new version loaded", func() string {
 		for _, g := range prom.RuleGroups(t) {
-			if g.Name == "alertdef-"+defID && len(g.Rules) > 0 && g.Rules[0].Labels["alert_def_version_id"] == version {
+			if g.Name == "alertdef-"+defID && len(g.Rules) > 0 && g.Rules[0].Annotations["alert_def_version_id"] == version {
 				return ""
 			}
 		}

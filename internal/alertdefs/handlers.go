@@ -15,10 +15,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -139,7 +141,76 @@ func replace(ctx context.Context, tx *db.Tx, teamID int64, idPath, path, id stri
 	d.AlertDefProperties = oas.NewOptAlertDefProperties(p)
 	d.AlertVersionId = oas.NewOptString(tx.NewID())
 	d.UpdatedTime = oas.NewOptDateTime(tx.Now)
-	return d, updateDef(ctx, tx, teamID, d, policy)
+	if err := updateDef(ctx, tx, teamID, d, policy); err != nil {
+		return oas.AlertDef{}, err
+	}
+	return d, recordEditWhileFiring(ctx, tx, teamID, old.def, d)
+}
+
+// recordEditWhileFiring writes on the open cases where an alert of the definition fires (its
+// incidents, by their alert_def_id label, still TRIGGERED) that it was edited: the version
+// before and after and the new conditions (issue 37: the incident and case stay open across an
+// edit).
+func recordEditWhileFiring(ctx context.Context, tx *db.Tx, teamID int64, before, after oas.AlertDef) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT i.case_id FROM incidents i JOIN incident_labels l
+		ON l.team_id = i.team_id AND l.incident_id = i.id
+		WHERE i.team_id = $1 AND l.key = 'alert_def_id' AND l.value = $2 AND i.state = $3 AND i.case_id <> ''
+		ORDER BY i.case_id`, teamID, after.ID.Or(""), string(oas.IncidentStateINCIDENTSTATETRIGGERED))
+	if err != nil {
+		return fmt.Errorf("cases of the definition's firing alerts: %w", err)
+	}
+	var caseIDs []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		caseIDs = append(caseIDs, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(caseIDs) == 0 {
+		return err
+	}
+	p := after.AlertDefProperties.Value
+	text := fmt.Sprintf("Alert definition %q (%s) was edited while its alert fires: version %s is now %s.%s",
+		p.Name.Or(""), after.ID.Or(""), before.AlertVersionId.Or(""), after.AlertVersionId.Or(""), conditionWords(p))
+	return cases.RecordDefinitionEdited(ctx, tx, teamID, caseIDs, text)
+}
+
+var comparisonWords = map[oas.AlertDefMetricThresholdConditionType]string{
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED: "more than",
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN:              "less than",
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS:      "at least",
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS:      "at most",
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS:                "equal to",
+	oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS:             "not equal to",
+}
+
+// conditionWords states a definition's metric conditions for a case event: " Rule 0: more than
+// 0.1 for 100% of 1m." per rule (nothing for other types).
+func conditionWords(p oas.AlertDefProperties) string {
+	var b strings.Builder
+	if m, ok := p.MetricThreshold.Get(); ok {
+		for i, r := range m.Rules {
+			c := r.Condition.Value
+			window := c.OfTheLast.Value.MetricTimeWindowDynamicDuration.Or("")
+			if window == "" {
+				specific := c.OfTheLast.Value.MetricTimeWindowSpecificValue.Or(oas.AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED)
+				window = strings.ToLower(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(string(specific), "METRIC_TIME_WINDOW_VALUE_"), "_OR_UNSPECIFIED"), "_", " "))
+			}
+			fmt.Fprintf(&b, " Rule %d: %s %s for %d%% of %s.", i,
+				comparisonWords[c.ConditionType.Or(oas.AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED)],
+				strconv.FormatFloat(c.Threshold.Or(0), 'g', -1, 64), c.ForOverPct.Or(0), window)
+		}
+	}
+	if m, ok := p.MetricAnomaly.Get(); ok {
+		for i, r := range m.Rules {
+			c := r.Condition.Value
+			fmt.Fprintf(&b, " Rule %d: threshold %s for %d%%.", i, strconv.FormatFloat(c.Threshold.Or(0), 'g', -1, 64), c.ForOverPct.Or(0))
+		}
+	}
+	return b.String()
 }
 
 // ReplaceAlertDef replaces the properties of definition id under a new version id.

@@ -77,3 +77,25 @@ func RecordResolved(ctx context.Context, tx *db.Tx, teamID int64, id string) err
 	}
 	return nil
 }
+
+// RecordNoData marks the team's definition id as having no data (ALERT_DEF_STATUS_NO_DATA): its
+// no-data alert fires (issue 37). Its lastTriggeredTime is left as it is. A definition the team
+// no longer has is left alone.
+//
+// Errors: only the database's.
+func RecordNoData(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	return RecordStatus(ctx, tx, teamID, id, oas.AlertDefStatusALERTDEFSTATUSNODATA)
+}
+
+// RecordStatus sets the status of the team's definition id, and nothing else. A definition the
+// team no longer has is left alone.
+//
+// Errors: only the database's.
+func RecordStatus(ctx context.Context, tx *db.Tx, teamID int64, id string, status oas.AlertDefStatus) error {
+	_, err := tx.ExecContext(ctx, `UPDATE alert_defs SET status = $3 WHERE team_id = $1 AND id = $2`,
+		teamID, id, string(status))
+	if err != nil {
+		return fmt.Errorf("definition status: %w", db.Translate(err))
+	}
+	return nil
+}

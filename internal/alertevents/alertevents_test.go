@@ -629,3 +629,53 @@ func TestFiringsSetTheDefinitionsStatus(t *testing.T) {
 		}
 	})
 }
+
+// TestNoDataSetsTheDefinitionsStatus (issue 37): the firing of a definition's no-data alert (the
+// label alert_def_no_data) makes its status NO_DATA without touching lastTriggeredTime; while
+// some alerts fire the status is ALERTING if one is a condition's, else NO_DATA; OK once all
+// have resolved.
+func TestNoDataSetsTheDefinitionsStatus(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "nodata")
+		const defs = "/mgmt/openapi/latest/alerts/alerts/v3"
+		type answer struct {
+			AlertDef struct {
+				Status            string     `json:"status"`
+				LastTriggeredTime *time.Time `json:"lastTriggeredTime"`
+			} `json:"alertDef"`
+		}
+		created := apitest.Decode[struct{ AlertDef struct{ ID string } }](t, env.JSON(t, http.MethodPost, defs, key,
+			`{"alertDefProperties":{"name":"d","metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}],
+			"noDataPolicy":{"state":"NO_DATA_POLICY_STATE_ALERTING"}}}}`))
+		id := created.AlertDef.ID
+		state := func() answer { return apitest.Decode[answer](t, env.JSON(t, http.MethodGet, defs+"/"+id, key, "")) }
+		absent := defAlert(id, "a", t0)
+		absent.Labels["alert_def_no_data"] = "true"
+		absent.Fingerprint = "fp-nodata"
+		send(t, env, key, "g", absent)
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_NO_DATA" || s.AlertDef.LastTriggeredTime != nil {
+			t.Fatalf("while no data: %+v", s)
+		}
+		// A condition fires on another service, then the absence retires: ALERTING.
+		over := defAlert(id, "b", t0.Add(time.Minute))
+		over.Fingerprint = "fp-over"
+		send(t, env, key, "g", over)
+		send(t, env, key, "g", resolvedAt(absent, t0.Add(5*time.Minute)))
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_ALERTING" {
+			t.Fatalf("no data retired while a condition fires: %+v", s)
+		}
+		// Absent again while the condition fires: NO_DATA; the condition resolves: still NO_DATA.
+		again := defAlert(id, "c", t0.Add(6*time.Minute))
+		again.Labels["alert_def_no_data"] = "true"
+		again.Fingerprint = "fp-nodata-c"
+		send(t, env, key, "g", again)
+		send(t, env, key, "g", resolvedAt(over, t0.Add(7*time.Minute)))
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_NO_DATA" {
+			t.Fatalf("the condition resolved while no data: %+v", s)
+		}
+		send(t, env, key, "g", resolvedAt(again, t0.Add(8*time.Minute)))
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_OK" {
+			t.Fatalf("after everything resolved: %+v", s)
+		}
+	})
+}

@@ -18,15 +18,21 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // The labels that tie an alert to its alert definition (mgmtapi's exported alerting rules carry
 // them). An alert without DefinitionLabel records no event.
 const (
 	DefinitionLabel = "alert_def_id"
-	VersionLabel    = "alert_def_version_id"
-	NameLabel       = "alert_def_name"
-	PriorityLabel   = "alert_def_priority"
+	// VersionLabel names the definition's version: an annotation since issue 37 (an edit keeps
+	// the alert's identity), a label on alerts of older rule files; either is read.
+	VersionLabel  = "alert_def_version_id"
+	NameLabel     = "alert_def_name"
+	PriorityLabel = "alert_def_priority"
+	// NoDataLabel is "true" on the alert of a definition's no-data rule: its firing makes the
+	// definition's status NO_DATA.
+	NoDataLabel = "alert_def_no_data"
 )
 
 // Stored statuses.
@@ -119,7 +125,7 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 		return false, err
 	}
 	e := event{
-		ID: tx.NewID(), DefinitionID: defID, VersionID: cut(a.Labels[VersionLabel], 256),
+		ID: tx.NewID(), DefinitionID: defID, VersionID: cut(versionOf(a), 256),
 		Name: cut(a.Labels[NameLabel], 1024), Priority: cut(a.Labels[PriorityLabel], 64), Status: status,
 		Fingerprint: cut(a.Fingerprint, 256), IncidentID: a.IncidentID, At: at.UnixMicro(),
 	}
@@ -155,16 +161,21 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 			return false, err
 		}
 	}
-	if err := updateDefinition(ctx, tx, a.TeamID, defID, a.Firing, e.At); err != nil {
+	if err := updateDefinition(ctx, tx, a.TeamID, defID, a.Firing, a.Labels[NoDataLabel] == "true", e.At); err != nil {
 		return false, err
 	}
 	return true, nil
 }
 
 // updateDefinition keeps the definition's lastTriggeredTime and status (alertdefs.RecordFiring,
-// RecordResolved): a resolution makes it OK once none of the definition's incidents with a
-// firing lacks its resolution.
-func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing bool, at int64) error {
+// RecordNoData, RecordResolved): the firing of its no-data alert (noData) makes it NO_DATA, any
+// other firing ALERTING, and a resolution makes it OK once none of the definition's incidents
+// with a firing lacks its resolution (until then ALERTING while a condition's alert fires, else
+// NO_DATA).
+func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing, noData bool, at int64) error {
+	if firing && noData {
+		return alertdefs.RecordNoData(ctx, tx, teamID, defID)
+	}
 	if firing {
 		return alertdefs.RecordFiring(ctx, tx, teamID, defID, time.UnixMicro(at))
 	}
@@ -175,10 +186,24 @@ func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string
 		teamID, defID, statusFiring, statusResolved).Scan(&open); err != nil {
 		return fmt.Errorf("open alerts of the definition: %w", err)
 	}
-	if open > 0 {
-		return nil
+	if open == 0 {
+		return alertdefs.RecordResolved(ctx, tx, teamID, defID)
 	}
-	return alertdefs.RecordResolved(ctx, tx, teamID, defID)
+	// Some still fire: ALERTING while one of them is a condition's, else NO_DATA (the no-data
+	// alert's incident has the label NoDataLabel).
+	var conditions int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM alert_events f WHERE f.team_id = $1 AND f.alert_def_id = $2
+		AND f.status = $3 AND NOT EXISTS (SELECT 1 FROM alert_events r
+			WHERE r.team_id = f.team_id AND r.incident_id = f.incident_id AND r.status = $4)
+		AND NOT EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = f.team_id AND l.incident_id = f.incident_id
+			AND l.key = $5 AND l.value = 'true')`,
+		teamID, defID, statusFiring, statusResolved, NoDataLabel).Scan(&conditions); err != nil {
+		return fmt.Errorf("open condition alerts of the definition: %w", err)
+	}
+	if conditions > 0 {
+		return alertdefs.RecordStatus(ctx, tx, teamID, defID, oas.AlertDefStatusALERTDEFSTATUSALERTING)
+	}
+	return alertdefs.RecordNoData(ctx, tx, teamID, defID)
 }
 
 // Kinds of alert_event_fields rows.
@@ -610,4 +635,13 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n])
+}
+
+// versionOf answers the definition version an alert was evaluated from: its annotation, else the
+// label older rule files set.
+func versionOf(a Alert) string {
+	if v := a.Annotations[VersionLabel]; v != "" {
+		return v
+	}
+	return a.Labels[VersionLabel]
 }

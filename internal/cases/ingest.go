@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -135,6 +136,10 @@ type IndicatorAlert struct {
 	Firing      bool
 	StartsAt    time.Time
 	EndsAt      time.Time // zero while firing
+	// Version is the alert definition's version the alert was evaluated from (the annotation
+	// alert_def_version_id, or the label of that name on alerts of older rule files); "" for
+	// alerts of no definition.
+	Version string
 }
 
 // storedAlert is an alert as the cases.alerts column keeps it (times in Unix microseconds).
@@ -146,6 +151,16 @@ type storedAlert struct {
 	Firing      bool              `json:"firing"`
 	StartsAt    int64             `json:"startsAt"`
 	EndsAt      int64             `json:"endsAt"`
+	Version     string            `json:"version,omitempty"`
+}
+
+// version answers the definition version the alert was evaluated from: its recorded version, or
+// the label of alerts recorded before the version became an annotation.
+func (a *storedAlert) version() string {
+	if a.Version != "" {
+		return a.Version
+	}
+	return a.Labels[alertDefVersionLabel]
 }
 
 // key identifies an alert inside a case: its fingerprint, or its name and labels without one.
@@ -158,7 +173,7 @@ func (a *storedAlert) key() string {
 
 func (a *storedAlert) same(b *storedAlert) bool {
 	return a.Name == b.Name && a.Fingerprint == b.Fingerprint && a.Priority == b.Priority &&
-		a.Firing == b.Firing && a.StartsAt == b.StartsAt && a.EndsAt == b.EndsAt &&
+		a.Firing == b.Firing && a.StartsAt == b.StartsAt && a.EndsAt == b.EndsAt && a.Version == b.Version &&
 		labelSetKey(a.Labels) == labelSetKey(b.Labels)
 }
 
@@ -187,7 +202,9 @@ func labelSetKey(labels map[string]string) string {
 //
 // An alert is known by its fingerprint; a later notification about it replaces what was
 // recorded. An indicator is TRIGGERED while any of its alerts fires, else RESOLVED at the latest
-// end of its alerts. Errors: db.ErrNotFound when the team has no case caseID.
+// end of its alerts; an alert of a definition records the definition's version it was evaluated
+// from (an edit while it fires is written on the case by the edit: RecordDefinitionEdited).
+// Errors: db.ErrNotFound when the team has no case caseID.
 func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver string, alerts []IndicatorAlert) error {
 	c, err := lockCaseByID(ctx, tx, teamID, caseID)
 	if err != nil {
@@ -205,7 +222,7 @@ func RecordAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver
 	for _, in := range alerts {
 		a := storedAlert{
 			Name: in.AlertName, Fingerprint: in.Fingerprint, Labels: in.Labels, Priority: in.Priority,
-			Firing: in.Firing, StartsAt: micros(in.StartsAt),
+			Firing: in.Firing, StartsAt: micros(in.StartsAt), Version: in.Version,
 		}
 		if a.Labels == nil {
 			a.Labels = map[string]string{}
@@ -318,7 +335,8 @@ func alertID(teamID int64, name string) string {
 var alertNamespace = uuid.MustParse("5b0f2c1e-7d4a-4c59-9b0e-3f6a1d2e8c47")
 
 // Labels an alert of an exported alert definition carries (internal/promrules): the definition's
-// id and the version the alert was evaluated from.
+// id and, on alerts of rule files written before issue 37, the version the alert was evaluated
+// from (now an annotation of that name: IndicatorAlert.Version).
 const (
 	alertDefIDLabel      = "alert_def_id"
 	alertDefVersionLabel = "alert_def_version_id"
@@ -327,7 +345,7 @@ const (
 // buildIndicators answers one indicator per alerting rule of the case's alerts. An alert of an
 // alert definition (the label alert_def_id) belongs to its definition's indicator: the
 // indicator's alertId is the definition's id and its versions are the definition's versions
-// (alert_def_version_id). Any other alert belongs to its name's indicator, whose id is made from
+// (alert_def_version_id, an annotation or, on older alerts, a label). Any other alert belongs to its name's indicator, whose id is made from
 // the name and whose versions are the alerts' fingerprints.
 func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.AlertIndicator {
 	type indicatorKey struct{ definition, name string }
@@ -371,7 +389,7 @@ func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.Al
 		for _, a := range group {
 			version := a.Fingerprint
 			if key.definition != "" {
-				version = a.Labels[alertDefVersionLabel]
+				version = a.version()
 			}
 			if version != "" && !seenVersion[version] {
 				seenVersion[version] = true
@@ -441,4 +459,31 @@ func lockCaseByID(ctx context.Context, tx *db.Tx, teamID int64, caseID string) (
 		return caseRow{}, fmt.Errorf("case %s: %w", caseID, db.Translate(err))
 	}
 	return c, nil
+}
+
+// RecordDefinitionEdited writes on each open case (ACTIVE or ACKNOWLEDGED) of caseIDs a comment
+// event by the system saying that alert definition defID, whose alert fires in it, was edited:
+// text names the definition, the version before and after and the new condition. Issue 37: an
+// edit keeps the firing alert's incident and case, and the case records it; Alertmanager does
+// not notify an annotation's change, so the edit itself writes it. Errors: the database's.
+func RecordDefinitionEdited(ctx context.Context, tx *db.Tx, teamID int64, caseIDs []string, text string) error {
+	for _, id := range caseIDs {
+		c, err := lockCaseByID(ctx, tx, teamID, id)
+		if errors.Is(err, db.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if c.Status != oas.CaseStatusCASESTATUSACTIVE && c.Status != oas.CaseStatusCASESTATUSACKNOWLEDGED {
+			continue
+		}
+		_, err = appendEvent(ctx, tx, teamID, id, systemActor(), oas.CaseEventData{Comment: oas.NewOptCommentEventData(oas.CommentEventData{
+			UnsafeText: oas.NewOptString(cut(text, 2048)), Attachments: []oas.CommentAttachment{},
+		})}, tx.Now)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -264,3 +264,20 @@ func noteTimeTie(ctx context.Context, tx *db.Tx, teamID int64, field string, at 
 	}
 	return nil
 }
+
+// OpenStartOf answers the start time of the team's incident with the fingerprint that its source
+// has not resolved (the latest, should there be several); found=false when there is none.
+// Ingestion asks it for an alert definition's identity (issue 37), whose alert may come with
+// another start time after the definition was edited while it fired.
+func OpenStartOf(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string) (startsAt time.Time, found bool, err error) {
+	var start int64
+	err = tx.QueryRowContext(ctx, `SELECT starts_at FROM incidents WHERE team_id = $1 AND fingerprint = $2
+		AND source_resolved_at IS NULL ORDER BY starts_at DESC LIMIT 1`, teamID, fingerprint).Scan(&start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("find open incident: %w", err)
+	}
+	return time.UnixMicro(start).UTC(), true, nil
+}

@@ -1,7 +1,9 @@
 // Package ingest receives Prometheus Alertmanager webhook notifications (POST
 // /ingest/alertmanager/v1) and turns them into incidents and cases.
 //
-// Each alert, identified by its fingerprint and start time, is one incident. The alerts of one
+// Each alert, identified by its fingerprint and start time, is one incident; an alert of an alert
+// definition is identified by the definition's identity instead (identity.go), so that an edit of
+// a firing definition keeps its incident and case (issue 37). The alerts of one
 // Alertmanager group (groupKey) go to the group's open case; when the group has none and a
 // notification brings an alert not seen before, a new case is opened. A resolved alert resolves
 // its incident, and a case whose incidents are all resolved is resolved with it. Every event that
@@ -86,6 +88,14 @@ type alert struct {
 	firing   bool
 	endsAt   time.Time
 	priority oas.CasePriority
+	// identity is the alert definition identity of an alert of a definition (definitionIdentity),
+	// "" for others; raw and rawStartsAt are the fingerprint and start time Alertmanager sent,
+	// which settleIdentity may replace in incident.
+	identity    string
+	raw         string
+	rawStartsAt time.Time
+	// version is the definition's version the alert was evaluated from.
+	version string
 }
 
 func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notification {
@@ -107,10 +117,18 @@ func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notificatio
 		labels := map[string]string(a.Labels)
 		annotations := map[string]string(a.Annotations.Or(nil))
 		severity := SeverityOf(labels["severity"])
+		version := annotations[versionKey]
+		if version == "" {
+			version = labels[versionKey]
+		}
 		n.alerts = append(n.alerts, alert{
-			firing:   a.Status == oas.AlertmanagerAlertStatusFiring,
-			endsAt:   a.EndsAt.Or(time.Time{}),
-			priority: PriorityOf(severity),
+			firing:      a.Status == oas.AlertmanagerAlertStatusFiring,
+			endsAt:      a.EndsAt.Or(time.Time{}),
+			priority:    PriorityOf(severity),
+			identity:    definitionIdentity(labels),
+			raw:         a.Fingerprint,
+			rawStartsAt: a.StartsAt.UTC().Truncate(time.Microsecond),
+			version:     cut(version, 256),
 			incident: incidents.Alert{
 				TeamID:          teamID,
 				Fingerprint:     a.Fingerprint,
@@ -134,10 +152,25 @@ func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notificatio
 func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, error) {
 	result := &oas.IngestResult{}
 
+	// An alert definition's alerts are known by the definition's identity (issue 37); a
+	// resolution that a newer alert of its identity superseded changes nothing.
+	var alerts []alert
+	for _, a := range n.alerts {
+		apply, err := n.settleIdentity(ctx, tx, &a)
+		if err != nil {
+			return nil, err
+		}
+		if !apply {
+			result.Unchanged++
+			continue
+		}
+		alerts = append(alerts, a)
+	}
+
 	// Which alerts are new, and which case holds each known one.
-	caseOf := make([]string, len(n.alerts))
+	caseOf := make([]string, len(alerts))
 	var anyNewFiring bool
-	for i, a := range n.alerts {
+	for i, a := range alerts {
 		caseID, found, err := incidents.CaseOfAlert(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt)
 		if err != nil {
 			return nil, err
@@ -169,7 +202,7 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 		touched[caseID] = append(touched[caseID], indicatorOf(a))
 	}
 
-	for i, a := range n.alerts {
+	for i, a := range alerts {
 		caseID := caseOf[i]
 		if caseID == "" {
 			if groupCase.ID == "" {
@@ -240,14 +273,15 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 // recordEvent records in the alert event feed the firing (a firing alert that opened its
 // incident) or resolution (a resolved alert that resolved it) of a, when changed says the
 // incident was just opened or resolved; an alert already recorded as it is records nothing, and
-// alertevents.Record leaves out alerts of no alert definition.
+// alertevents.Record leaves out alerts of no alert definition. The feed keeps the fingerprint
+// Alertmanager sent (the incident's may be the definition identity).
 func (n notification) recordEvent(ctx context.Context, tx *db.Tx, a alert, incidentID string, changed bool) error {
 	if !changed {
 		return nil
 	}
 	_, err := alertevents.Record(ctx, tx, alertevents.Alert{
 		TeamID: n.teamID, Labels: a.incident.Labels, Annotations: a.incident.Annotations, GroupLabels: n.groupLabels,
-		Fingerprint: a.incident.Fingerprint, StartsAt: a.incident.StartsAt, EndsAt: a.endsAt, Firing: a.firing,
+		Fingerprint: a.raw, StartsAt: a.incident.StartsAt, EndsAt: a.endsAt, Firing: a.firing,
 		IncidentID: incidentID,
 	})
 	return err
@@ -261,6 +295,7 @@ func indicatorOf(a alert) cases.IndicatorAlert {
 		Priority:    a.priority,
 		Firing:      a.firing,
 		StartsAt:    a.incident.StartsAt,
+		Version:     a.version,
 	}
 	if !a.firing {
 		ia.EndsAt = a.endsAt

@@ -112,6 +112,11 @@ type Options struct {
 	// Targets are host:port addresses scraped every second as the job "targets" (at /metrics),
 	// besides the server itself.
 	Targets []string
+	// ResendDelay is how often a firing alert is sent again (0: every second). An alert sent is
+	// valid for 4 times the longer of it and the evaluation interval: a test that reloads the
+	// rules while alerts fire needs a few seconds, or Alertmanager may time the alerts out
+	// while Prometheus reloads.
+	ResendDelay time.Duration
 }
 
 // StartWith is Start with the options: the alerts sent to an Alertmanager, targets scraped.
@@ -175,7 +180,11 @@ scrape_configs:
 		"--log.level=info",
 	}
 	if alertmanagerURL != "" {
-		args = append(args, "--rules.alert.resend-delay=1s")
+		delay := "1s"
+		if o.ResendDelay > 0 {
+			delay = o.ResendDelay.String()
+		}
+		args = append(args, "--rules.alert.resend-delay="+delay)
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
 	run(t, "prometheus", cmd, cancel, s.URL+"/-/ready", s.log)
@@ -288,6 +297,12 @@ type RuleGroup struct {
 		Type   string `json:"type"`
 		// Labels are an alerting rule's own labels.
 		Labels map[string]string `json:"labels"`
+		// Annotations are an alerting rule's annotations.
+		Annotations map[string]string `json:"annotations"`
+		// State is an alerting rule's state (inactive, pending, firing); LastError the error of
+		// its last evaluation.
+		State     string `json:"state"`
+		LastError string `json:"lastError"`
 	} `json:"rules"`
 }
 

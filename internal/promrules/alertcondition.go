@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // metricCondition is one rule of a metric threshold alert definition, in the terms its PromQL is
@@ -67,36 +69,40 @@ func (c metricCondition) zeroMeets() bool {
 // text that answers an instant vector). The alert's value is the share, in percent, of the
 // window's points that meet the comparison.
 //
-// The comparison is evaluated at every step of the window by a subquery. The share counts the
-// points at which the query answered a value, except when missing values are replaced with zero:
-// then it counts every point of the window, a point without a value meeting the comparison
-// exactly when 0 does. The window's number of points is counted by the same subquery over
+// The comparison is evaluated at every step of the window by a subquery. The share is of every
+// point of the window: a point without a value does not meet the comparison, except when missing
+// values are replaced with zero and 0 meets it. The window's number of points is counted by the same subquery over
 // vector(1), so that it is right whether a Prometheus version includes the window's first point
 // (2.x) or not (3.x).
 func (c metricCondition) expr(query string) string {
 	meets := fmt.Sprintf("(%s) %s bool %s", query, c.op, exactNumber(c.threshold))
-	return c.firesOn(meets, c.replaceWithZero && c.zeroMeets())
+	return c.firesOn(meets, c.replaceWithZero && c.zeroMeets(), query)
 }
 
 // firesOn answers the PromQL of an alert that fires while the share of the window's points at
 // which meets (PromQL answering 1 where a point meets the condition and 0 where it does not) is
-// 1 reaches forOverPct; missingMeet counts the points at which meets answers nothing as meeting
-// it (a missing value replaced with zero, which meets the comparison), and replaceWithZero
-// otherwise counts them as not meeting it.
-func (c metricCondition) firesOn(meets string, missingMeet bool) string {
+// 1 reaches forOverPct. The share is of every point of the window: a point at which meets answers
+// nothing does not meet the condition, unless missingMeet says it does (a missing value replaced
+// with zero, which meets the comparison). minNonNullPct further needs that share of the window's
+// points to have a value.
+//
+// A share of 100% also needs query to answer a value at the window's start (query with every
+// selector shifted back by the window): the window's points are a step apart, so a series whose
+// first sample came up to a step after the window's start would otherwise meet "100% of the last
+// minute" with less than a minute of samples (seen on a real Prometheus at 57 s).
+func (c metricCondition) firesOn(meets string, missingMeet bool, query string) string {
 	subquery := func(inner string) string {
 		return fmt.Sprintf("(%s)[%s:%s]", inner, promDuration(c.window), promDuration(c.step))
 	}
 	met := subquery(meets)
 	all := "scalar(count_over_time(" + subquery("vector(1)") + "))"
-	var share string
-	switch {
-	case missingMeet:
+	// The share is always of the window's expected points, never of the points that happen to
+	// have a value: a series that is new, or back after a gap, has not met the condition for the
+	// points it was missing (issue 37: avg_over_time over the points that exist made a fresh
+	// series meet "100% of 5 minutes" at its first sample).
+	share := fmt.Sprintf("sum_over_time(%s) / %s", met, all)
+	if missingMeet {
 		share = fmt.Sprintf("(sum_over_time(%s) + (%s - count_over_time(%s))) / %s", met, all, met, all)
-	case c.replaceWithZero:
-		share = fmt.Sprintf("sum_over_time(%s) / %s", met, all)
-	default:
-		share = "avg_over_time(" + met + ")"
 	}
 	var fires string
 	if c.forOverPct <= 0 {
@@ -106,6 +112,11 @@ func (c metricCondition) firesOn(meets string, missingMeet bool) string {
 	}
 	if c.minNonNullPct > 0 {
 		fires = fmt.Sprintf("(%s) and ((100 * count_over_time(%s) / %s) >= %d)", fires, met, all, c.minNonNullPct)
+	}
+	if c.forOverPct >= 100 && !missingMeet {
+		if start, err := withOffset(query, c.window); err == nil {
+			fires = fmt.Sprintf("(%s) and ((%s) * 1)", fires, start) // * 1 drops the metric name, as the share has
+		}
 	}
 	if len(c.groupBy) > 0 {
 		fires = fmt.Sprintf("max by (%s) (%s)", strings.Join(c.groupBy, ", "), fires)
@@ -170,7 +181,7 @@ func (c anomalyCondition) expr(query, mean, deviation string) string {
 			meets += " * " + cmp(value, ">", fmt.Sprintf("(%s * %s)", mean, exactNumber(1+c.deviationPct/100)))
 		}
 	}
-	return c.firesOn(meets, false)
+	return c.firesOn(meets, false, query)
 }
 
 // promDuration writes d as Prometheus reads a duration, in its largest whole units ("90s" is
@@ -215,4 +226,77 @@ func shiftSelectors(node parser.Node, d time.Duration) {
 	for _, child := range parser.Children(node) {
 		shiftSelectors(child, d)
 	}
+}
+
+// noDataCondition is the absence rule of a metric threshold definition (issue 37): a series (or,
+// with groupBy, a group of those labels) that had data within the memory but has none within
+// the window is "no data" until it has been missing for retire, when it is forgotten (the alert
+// resolves). A retire of 0 is "never": the memory is then noDataMemory, a day.
+type noDataCondition struct {
+	window, retire time.Duration
+	groupBy        []string
+}
+
+// noDataMemory is how long a series that stopped is remembered when its no-data alert never
+// retires: longer memories make every evaluation read more.
+const noDataMemory = 24 * time.Hour
+
+// noDataOf answers the absence rule a metric threshold definition asks for, if any: its
+// noDataPolicy state ALERTING or NO_DATA, or undetectedValuesManagement.triggerUndetectedValues;
+// it retires after noDataPolicy.autoRetireSeconds, else undetectedValuesManagement's
+// autoRetireTimeframe, else never.
+func noDataOf(m oas.AlertDefMetricThresholdType) (noDataCondition, bool) {
+	state := m.NoDataPolicy.Value.State.Or("")
+	wanted := state == oas.AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING || state == oas.AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA ||
+		m.UndetectedValuesManagement.Value.TriggerUndetectedValues.Or(false)
+	if !wanted {
+		return noDataCondition{}, false
+	}
+	var c noDataCondition
+	if s := m.NoDataPolicy.Value.AutoRetireSeconds.Or(0); s > 0 {
+		c.retire = time.Duration(s) * time.Second
+	} else {
+		c.retire = retireTimeframes[m.UndetectedValuesManagement.Value.AutoRetireTimeframe.Or("")]
+	}
+	return c, true
+}
+
+var retireTimeframes = map[oas.AlertDefAutoRetireTimeframe]time.Duration{
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5:  5 * time.Minute,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10: 10 * time.Minute,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1:     time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2:    2 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6:    6 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12:   12 * time.Hour,
+	oas.AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24:   24 * time.Hour,
+}
+
+// expr answers the PromQL of the absence alert for query: the series (or groups) that answered
+// within the window and the retire time before it, less those that answered within the window.
+// Both sides are subqueries judged at the window's step (the memory's at a sixtieth of it, at
+// least the window's step), and count_over_time keeps each series' labels but its name, so the
+// two sides match series by series.
+func (c noDataCondition) expr(query string) string {
+	memory := c.retire
+	if memory <= 0 {
+		memory = noDataMemory
+	}
+	memory += c.window
+	step := conditionStep(c.window)
+	memoryStep := max(conditionStep(memory), step)
+	seen := fmt.Sprintf("count_over_time((%s)[%s:%s])", query, promDuration(memory), promDuration(memoryStep))
+	recent := fmt.Sprintf("count_over_time((%s)[%s:%s])", query, promDuration(c.window), promDuration(step))
+	if len(c.groupBy) > 0 {
+		by := strings.Join(c.groupBy, ", ")
+		return fmt.Sprintf("count by (%s) (%s) unless on (%s) count by (%s) (%s)", by, seen, by, by, recent)
+	}
+	return fmt.Sprintf("(%s) unless (%s)", seen, recent)
+}
+
+// retireWords says when the absence alert retires, for its summary.
+func (c noDataCondition) retireWords() string {
+	if c.retire <= 0 {
+		return ""
+	}
+	return "; retired after " + promDuration(c.retire)
 }

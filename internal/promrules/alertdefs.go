@@ -18,8 +18,17 @@ import (
 // The labels every alert of an alert definition carries, which tie its firings back to the
 // definition: ingestion (internal/ingest, internal/cases, internal/alertevents) reads them.
 const (
-	AlertDefIDLabel       = "alert_def_id"
-	AlertDefVersionLabel  = "alert_def_version_id"
+	AlertDefIDLabel = "alert_def_id"
+	// AlertDefVersionAnnotation is the annotation naming the definition's version the rule was
+	// written from. It is not a label (issue 37): a label that changes with every edit would give
+	// the alert a new identity, so Prometheus would drop the firing alert of the old version
+	// without a resolution; as an annotation the alert keeps its state across an edit, and
+	// resolves at the next evaluation when the new version no longer fires. Alerts written before
+	// carry it as a label; ingestion reads either.
+	AlertDefVersionAnnotation = "alert_def_version_id"
+	// AlertDefVersionLabel is AlertDefVersionAnnotation's name when older rule files set it as a
+	// label; no rule sets it any more, and an entity label of that name is still left out.
+	AlertDefVersionLabel  = AlertDefVersionAnnotation
 	AlertDefNameLabel     = "alert_def_name"
 	AlertDefPriorityLabel = "alert_def_priority"
 	AlertDefTypeLabel     = "alert_def_type"
@@ -28,13 +37,16 @@ const (
 	AlertDefTeamLabel = "alert_def_team_id"
 	// AlertDefRuleLabel is the index of the definition's rule (condition) that fired, from 0.
 	AlertDefRuleLabel = "alert_def_rule"
+	// AlertDefNoDataLabel is "true" on the alert of a definition's no-data rule (noDataOf): the
+	// definition's status is NO_DATA while it fires.
+	AlertDefNoDataLabel = "alert_def_no_data"
 )
 
 // alertDefLabels are the labels the generator sets on a definition's alerts; an entity label of
 // the same name is left out.
 var alertDefLabels = map[string]bool{
 	AlertDefIDLabel: true, AlertDefVersionLabel: true, AlertDefNameLabel: true, AlertDefPriorityLabel: true,
-	AlertDefTypeLabel: true, AlertDefRuleLabel: true, AlertDefTeamLabel: true, "severity": true, "alertname": true,
+	AlertDefTypeLabel: true, AlertDefRuleLabel: true, AlertDefTeamLabel: true, AlertDefNoDataLabel: true, "severity": true, "alertname": true,
 }
 
 // AlertDefGroupsAndSkips reads the team's alert definitions (oldest first) and answers one rule
@@ -93,14 +105,15 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 
 // AlertDefGroup answers the rules of one metric threshold, metric anomaly or SLO threshold alert
 // definition, in a group named alertdef-<id>: one alerting rule per rule (condition) of the
-// definition, named as the definition, whose PromQL docs/decisions.md explains (i26-promalerts);
-// an anomaly rule adds two recording rules, alertdef:<id>:<rule>:usual_mean and _stddev. Each
-// alert carries the labels alert_def_id, alert_def_version_id, alert_def_name,
+// definition, named as the definition, whose PromQL docs/decisions.md explains (i26-promalerts,
+// i37-windows); an anomaly rule adds two recording rules, alertdef:<id>:<rule>:usual_mean and
+// _stddev. Each alert carries the labels alert_def_id, alert_def_name,
 // alert_def_priority (P1…P5, the rule's override or the definition's), alert_def_type,
 // alert_def_rule (the rule's index), alert_def_team_id (the team's id), severity (p1…p5, which
 // ingestion turns into the incident's
 // severity and the case's priority), and the definition's entity labels; its annotations are
-// a summary and the definition's description. An activity schedule (activeOn) limits the alerts
+// a summary, the definition's description and alert_def_version_id (the version, which is not a
+// label so that an edit keeps the alert's identity). An activity schedule (activeOn) limits the alerts
 // to its days and times of day, in UTC. slo is the SLO an SLO threshold definition names (nil
 // when the team has none of that id).
 //
@@ -129,7 +142,6 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 			labels[k] = escapeTemplate(v)
 		}
 		labels[AlertDefIDLabel] = id
-		labels[AlertDefVersionLabel] = d.AlertVersionId.Or("")
 		labels[AlertDefNameLabel] = escapeTemplate(p.Name.Or(""))
 		labels[AlertDefPriorityLabel] = short
 		labels[AlertDefTypeLabel] = strings.TrimPrefix(string(p.Type.Or("")), "ALERT_DEF_TYPE_")
@@ -139,7 +151,7 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		return labels
 	}
 	annotations := func(summary string) map[string]string {
-		out := map[string]string{"summary": escapeTemplate(summary)}
+		out := map[string]string{"summary": escapeTemplate(summary), AlertDefVersionAnnotation: d.AlertVersionId.Or("")}
 		if text := p.Description.Or(""); text != "" {
 			out["description"] = escapeTemplate(text)
 		}
@@ -188,9 +200,16 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 				fmt.Sprintf("%s: the value is %s %s for %s of the last %s", p.Name.Or(""), opWords[cond.op],
 					exactNumber(cond.threshold), shareWords(cond.forOverPct), promDuration(window))))
 		}
-		if m.NoDataPolicy.Value.State.Or("") == oas.AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING {
-			g.Rules = append(g.Rules, alert(fmt.Sprintf("absent(%s)", query), len(m.Rules), oas.OptAlertDefOverride{},
-				fmt.Sprintf("%s: the query answers no data", p.Name.Or(""))))
+		if absence, ok := noDataOf(m); ok && len(m.Rules) > 0 {
+			window, err := metricWindow("metricThreshold.rules[0].condition.ofTheLast", m.Rules[0].Condition.Value.OfTheLast)
+			if err != nil {
+				return Group{}, err
+			}
+			absence.window, absence.groupBy = window, p.GroupByKeys
+			rule := alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data for the last %s%s", p.Name.Or(""), promDuration(window), absence.retireWords()))
+			rule.Labels[AlertDefNoDataLabel] = "true"
+			g.Rules = append(g.Rules, rule)
 		}
 	case p.MetricAnomaly.Set:
 		m := p.MetricAnomaly.Value

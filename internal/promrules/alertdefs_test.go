@@ -53,7 +53,7 @@ func groupNamed(f promrules.File, name string) (promrules.Group, bool) {
 // TestAlertDefinitionsInTheRuleFile: the team's enabled metric threshold, metric anomaly and SLO
 // threshold definitions are groups of the rule file that promtool accepts, their alerts named as
 // the definition and labelled with its id, version, name, priority (a rule's override first),
-// type, rule index, severity and entity labels; a replace changes the version label; disabled
+// type, rule index, severity and entity labels, the version an annotation; a replace changes the version; disabled
 // definitions (an unset enabled is false), types mgmtapi does not evaluate and another team's definitions are not in it; an
 // SLO alert on an SLO without PromQL is left out.
 func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
@@ -114,12 +114,16 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		}
 		first := metric.Rules[0]
 		want := map[string]string{
-			"alert_def_id": metricID, "alert_def_version_id": metricVersion, "alert_def_name": `Error rate {{ "{{" }} $value }} "quoted"`,
+			"alert_def_id": metricID, "alert_def_name": `Error rate {{ "{{" }} $value }} "quoted"`,
 			"alert_def_priority": "P1", "alert_def_type": "METRIC_THRESHOLD", "alert_def_rule": "0", "severity": "p1", "team": "payments",
 			"alert_def_team_id": strconv.FormatInt(team, 10),
 		}
 		if first.Alert != name || fmt.Sprint(first.Labels) != fmt.Sprint(want) {
 			t.Fatalf("first rule: alert %q labels %v, want %q %v", first.Alert, first.Labels, name, want)
+		}
+		// The version is an annotation, not a label (issue 37): an edit keeps the alert's identity.
+		if first.Annotations["alert_def_version_id"] != metricVersion {
+			t.Fatalf("first rule's annotations %v, want alert_def_version_id %s", first.Annotations, metricVersion)
 		}
 		for _, part := range []string{">= bool 5", "offset 1m", "[10m:15s]", "max by (service)", "day_of_week() == 1", "day_of_week() == 0", ">= 1320 or"} {
 			if !strings.Contains(first.Expr, part) {
@@ -130,7 +134,7 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 			!strings.Contains(second.Expr, "> bool 1") || !strings.Contains(second.Expr, "[7m:15s]") {
 			t.Errorf("second rule: %+v", second)
 		}
-		if noData := metric.Rules[2]; !strings.HasPrefix(noData.Expr, "(absent(") {
+		if noData := metric.Rules[2]; !strings.Contains(noData.Expr, "unless on (service) count by (service)") || noData.Labels["alert_def_no_data"] != "true" {
 			t.Errorf("no-data rule: %+v", noData)
 		}
 		if g, ok := groupNamed(file, "alertdef-"+anomalyID); !ok || len(g.Rules) != 3 || g.Rules[0].Record == "" || g.Rules[2].Labels["severity"] != "p5" {
@@ -158,7 +162,8 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 			t.Fatalf("replace: %d %s", res.Status, res.Body)
 		}
 		replaced, _ := groupNamed(parseRuleFile(t, ruleFile(t, env, key)), "alertdef-"+metricID)
-		if len(replaced.Rules) != 1 || replaced.Rules[0].Alert != "Renamed" || replaced.Rules[0].Labels["alert_def_version_id"] == metricVersion {
+		if len(replaced.Rules) != 1 || replaced.Rules[0].Alert != "Renamed" || replaced.Rules[0].Annotations["alert_def_version_id"] == metricVersion ||
+			replaced.Rules[0].Labels["alert_def_version_id"] != "" {
 			t.Fatalf("after the replace: %+v", replaced)
 		}
 

@@ -160,6 +160,8 @@ func TestDeletingARouterADefinitionNamesRoutesItByLabels(t *testing.T) {
 		if k := kinds(outbox(t, env), names); k != "named:triggered" {
 			t.Fatalf("before the delete: the outbox holds %q", k)
 		}
+		// The alert resolves (one alert of a definition is one incident while it fires, issue 37).
+		alertmanagerWith(t, env, ingest, "Disk", "error", of, t0, t0.Add(30*time.Second))
 		if res := env.JSON(t, http.MethodDelete, routersPath+"/"+chosen.ID, key, ""); res.Status != http.StatusOK {
 			t.Fatalf("delete of the router a definition names: %d %s", res.Status, res.Body)
 		}
@@ -199,6 +201,70 @@ func TestAResolutionGoesOnlyWhereItsTriggerWent(t *testing.T) {
 		sort.Strings(next)
 		if len(rows) != 6 || strings.Join(next, " ") != "early:resolved early:triggered late:resolved late:triggered" {
 			t.Fatalf("the next alert: the outbox holds %q", kinds(rows, names))
+		}
+	})
+}
+
+// TestNotifyOnRetriggeringAndPhantomMode (issue 37): a definition's incidentsSettings are the
+// default of its destinations, router and webhooks: notifyOn TRIGGERED_AND_RESOLVED sends the
+// resolution to a destination that does not say otherwise, and not to one that says
+// NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED; a firing again of the same alert within the retriggering period
+// (incidentsSettings.minutes, or a destination's retriggeringPeriodMinutes) is recorded and not
+// sent, and is sent after it; a definition in phantom mode makes its incident and sends nothing,
+// not even through the team's routers.
+func TestNotifyOnRetriggeringAndPhantomMode(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		both := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/both"})
+		only := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/only"})
+		slow := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/slow"})
+		global := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/global"})
+		names := map[string]string{both: "both", only: "only", slow: "slow", global: "global"}
+		create(t, env, key, `{"name":"Global","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+global+`"}]}]}`)
+		definition := func(name, rest string) string {
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}`+rest+`}}`)
+			return apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+		}
+		settled := definition("Settled", fmt.Sprintf(`,"incidentsSettings":{"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED","minutes":10},
+			"notificationGroup":{"destinations":[{"connectorId":%q},{"connectorId":%q,"notifyOn":"NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED"},
+			{"connectorId":%q,"retriggeringPeriodMinutes":30}]}`, both, only, slow))
+		phantom := definition("Phantom", fmt.Sprintf(`,"phantomMode":true,"notificationGroup":{"destinations":[{"connectorId":%q}]}`, both))
+		phantomGlobal := definition("PhantomGlobal", `,"phantomMode":true`)
+
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		of := func(id string) map[string]string { return map[string]string{"alert_def_id": id} }
+		alertmanagerWith(t, env, ingest, "Settled", "error", of(settled), t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Settled", "error", of(settled), t0, t0.Add(time.Minute))
+		if k := kinds(outbox(t, env), names); k != "both:triggered only:triggered slow:triggered both:resolved slow:resolved" {
+			t.Fatalf("firing and resolution: the outbox holds %q", k)
+		}
+		// Fires again 5 minutes later: within both periods, nothing is sent.
+		env.Clock.Advance(5 * time.Minute)
+		alertmanagerWith(t, env, ingest, "Settled", "error", of(settled), t0.Add(5*time.Minute), time.Time{})
+		if k := kinds(outbox(t, env), names); k != "both:triggered only:triggered slow:triggered both:resolved slow:resolved" {
+			t.Fatalf("a firing again within the retriggering period: the outbox holds %q", k)
+		}
+		alertmanagerWith(t, env, ingest, "Settled", "error", of(settled), t0.Add(5*time.Minute), t0.Add(6*time.Minute))
+		// 11 minutes after the first: past the definition's 10, within the destination's 30.
+		env.Clock.Advance(6 * time.Minute)
+		alertmanagerWith(t, env, ingest, "Settled", "error", of(settled), t0.Add(11*time.Minute), time.Time{})
+		got := kinds(outbox(t, env), names)
+		if want := "both:triggered only:triggered slow:triggered both:resolved slow:resolved both:resolved slow:resolved both:triggered only:triggered"; got != want {
+			t.Fatalf("a firing again after the definition's period: the outbox holds %q, want %q", got, want)
+		}
+
+		// Phantom mode: incidents are made, nothing is sent.
+		before := len(outbox(t, env))
+		alertmanagerWith(t, env, ingest, "Phantom", "error", of(phantom), t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "PhantomGlobal", "error", of(phantomGlobal), t0, time.Time{})
+		if rows := outbox(t, env); len(rows) != before {
+			t.Fatalf("phantom definitions sent %q", kinds(rows[before:], names))
+		}
+		var incidents int
+		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM incidents WHERE name IN ('Phantom', 'PhantomGlobal')`).Scan(&incidents); err != nil || incidents != 2 {
+			t.Fatalf("phantom definitions made %d incidents (%v), want 2", incidents, err)
 		}
 	})
 }

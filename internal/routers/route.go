@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -215,6 +216,13 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 		return nil
 	}
 	props := def.AlertDefProperties.Value
+	if props.PhantomMode.Or(false) {
+		// Phantom mode (issue 37): the definition is evaluated and its incidents, cases and
+		// events recorded, and nobody is notified, not even through the team's routers.
+		p.logger.Info("alert notification not sent: the definition is in phantom mode",
+			"alert_def_id", defID, "incident", p.e.EntityID, "event", string(p.e.Kind))
+		return nil
+	}
 	if ad, ok := p.entity["alertDef"].(map[string]any); ok {
 		ad["id"] = defID
 		ad["name"] = props.Name.Or("")
@@ -227,13 +235,42 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 		return err
 	}
 	group := props.NotificationGroup.Value
-	if len(group.Destinations) == 0 && !group.Router.Set {
-		return p.throughRouters(routers, labels, map[string]bool{})
+	settings := props.IncidentsSettings.Value
+	// Connectors sent a triggered notification of the same alert (its definition identity) within
+	// a retriggering period are not sent another: with the period of their destination, else
+	// the definition's incidentsSettings.minutes.
+	recent, err := p.recentlyTriggered(def)
+	if err != nil {
+		return err
 	}
-	notifies := func(on oas.OptAlertDefNotifyOn) bool { return notifiesOn(p.e.Kind, on) }
 	sent := map[string]bool{}
+	retriggered := func(connectorID string, minutes int64) bool {
+		at, ok := recent[connectorID]
+		return ok && minutes > 0 && at.After(p.e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+	}
+	for connectorID := range recent {
+		if retriggered(connectorID, settings.Minutes.Or(0)) {
+			sent[connectorID] = true
+		}
+	}
+	if len(group.Destinations) == 0 && !group.Router.Set {
+		return p.throughRouters(routers, labels, sent)
+	}
+	// A destination's or router's notifyOn, when unset, is the definition's
+	// incidentsSettings.notifyOn.
+	notifies := func(on oas.OptAlertDefNotifyOn) bool {
+		if !on.Set {
+			on = settings.NotifyOn
+		}
+		return notifiesOn(p.e.Kind, on)
+	}
 	var direct []oas.RoutingTarget
 	for _, d := range group.Destinations {
+		if minutes := d.RetriggeringPeriodMinutes.Or(0); minutes > 0 && retriggered(d.ConnectorId.Or(""), minutes) {
+			p.logger.Info("alert notification not sent again within the destination's retriggering period",
+				"alert_def_id", defID, "connector", d.ConnectorId.Or(""), "minutes", minutes)
+			continue
+		}
 		if notifies(d.NotifyOn) {
 			direct = append(direct, oas.RoutingTarget{ConnectorId: d.ConnectorId, PresetId: d.PresetId})
 		}
@@ -265,6 +302,45 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 		}
 	}
 	return nil
+}
+
+// recentlyTriggered answers, for a triggered event of an incident of def whose definition or
+// destinations have a retriggering period, the connectors that were sent a triggered
+// notification of an earlier incident of the same alert (the same definition identity: the
+// incidents' fingerprint, internal/ingest) within the longest of those periods, with the time of
+// the latest. Other events, and definitions without a period, answer nothing.
+func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error) {
+	if p.e.Kind != delivery.Triggered {
+		return nil, nil
+	}
+	props := def.AlertDefProperties.Value
+	longest := props.IncidentsSettings.Value.Minutes.Or(0)
+	for _, d := range props.NotificationGroup.Value.Destinations {
+		longest = max(longest, d.RetriggeringPeriodMinutes.Or(0))
+	}
+	if longest <= 0 {
+		return nil, nil
+	}
+	since := p.e.At.Add(-time.Duration(min(longest, maxRetriggerMinutes)) * time.Minute).UnixMicro()
+	rows, err := p.q.QueryContext(p.ctx, `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
+		WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.created_at > $2 AND d.entity_type = $3
+		AND d.entity_id IN (SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.id <> $4 AND i.created_at > $2
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
+		GROUP BY d.connector_id`, p.e.TeamID, since, p.e.EntityType, p.e.EntityID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var id string
+		var at int64
+		if err := rows.Scan(&id, &at); err != nil {
+			return nil, err
+		}
+		out[id] = time.UnixMicro(at)
+	}
+	return out, rows.Err()
 }
 
 // definitionLabels are the labels a definition's alert is routed by: the alert's, with the

@@ -48,7 +48,8 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // notification group has groupByKeys, the definition and the alert's values of those keys: its
 // records' dedup key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
 // minutes > 0 is not sent a triggered notification of an alert while one was enqueued for it
-// through the same webhook within the last minutes (a resolution is always sent).
+// through the same webhook within the last minutes (a resolution is always sent). A setting
+// without notifyOn or minutes takes the definition's incidentsSettings.
 //
 // A webhook that is gone, recipients that are not addresses, or a record the outbox refuses are
 // logged (WARN, naming the definition and the webhook) and skipped. The error is the database's
@@ -63,7 +64,15 @@ func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
 	defID := def.ID.Or("")
 	key := alertKey(defID, labels, props.NotificationGroup.Value.GroupByKeys)
 	var msg json.RawMessage
+	settings := props.IncidentsSettings.Value
 	for i, w := range hooks {
+		// Unset, notifyOn and minutes are the definition's incidentsSettings (issue 37).
+		if !w.NotifyOn.Set {
+			w.NotifyOn = settings.NotifyOn
+		}
+		if !w.Minutes.Set {
+			w.Minutes = settings.Minutes
+		}
 		if !notifiesOn(e.Kind, w.NotifyOn) {
 			continue
 		}

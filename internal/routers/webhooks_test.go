@@ -319,8 +319,8 @@ func TestAlertDefinitionWebhookRetriggersAndFailures(t *testing.T) {
 			t.Fatalf("fired, resolved and fired again within the period: the receiver got %q", s)
 		}
 		fire(t1, t1.Add(time.Minute)) // its resolution is sent
-		// another alert of the definition (other labels) is not held back by the first
-		alertmanagerWith(t, env, ingest, "DiskB", "error", labels, t1, time.Time{})
+		// another alert of the definition (other labels: another service) is not held back by the first
+		alertmanagerWith(t, env, ingest, "DiskB", "error", map[string]string{"alert_def_id": def, "service": "b"}, t1, time.Time{})
 		drain(t, w)
 		if s := statuses(); s != "resolved triggered" {
 			t.Fatalf("the second resolution and another alert: the receiver got %q", s)

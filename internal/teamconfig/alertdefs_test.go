@@ -98,7 +98,7 @@ func TestAlertDefinitions(t *testing.T) {
 			t.Fatalf("the source's rule file has no group alertdef-%s", burn.ID)
 		}
 		for _, r := range want.Rules {
-			r.Labels[promrules.AlertDefVersionLabel] = copied.AlertVersionID
+			r.Annotations[promrules.AlertDefVersionAnnotation] = copied.AlertVersionID
 			r.Labels[promrules.AlertDefTeamLabel] = strconv.FormatInt(copyTeam, 10)
 		}
 		if !reflect.DeepEqual(got, want) {

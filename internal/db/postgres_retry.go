@@ -19,8 +19,8 @@ const pgAttempts = 4
 // (seen on the loaded 2-core machine with a 1 ms wait).
 const pgRetryDelay = 5 * time.Millisecond
 
-// inTxRetried is InTx on PostgreSQL: fn in a transaction of its own, run again when the outcome
-// was a matter of timing, not of the request:
+// inTxRetried is InTx on PostgreSQL: fn in a member of a batch (see groupCommitter), run again
+// when the outcome was a matter of timing, not of the request:
 //   - PostgreSQL rolled it back for a deadlock (40P01) or a serialization failure (40001), outcomes
 //     of timing between concurrent transactions (of this replica or another): up to pgAttempts in
 //     all, further apart each time (see pgRetryDelay);
@@ -35,7 +35,7 @@ const pgRetryDelay = 5 * time.Millisecond
 func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
 	timingAttempts, retriedLost := 1, false
 	for {
-		err := d.inPgTx(ctx, fn)
+		err := d.inTxOnce(ctx, fn)
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return err

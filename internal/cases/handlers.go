@@ -131,6 +131,9 @@ func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentReq
 	if err != nil {
 		return nil, err
 	}
+	// Nothing in the transaction reads the comment after it is appended: it is written last, on
+	// PostgreSQL in the round trip that ends the transaction.
+	draft.atEnd = true
 	var event oas.CaseEvent
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
 		caseID, seq, err := touchWithEvent(ctx, tx, caller.TeamID, ident)

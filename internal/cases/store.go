@@ -430,6 +430,9 @@ type eventDraft struct {
 	kind      string
 	actorJSON string
 	dataJSON  string
+	// atEnd inserts the event last in the transaction (db.Tx.ExecAtEnd): on PostgreSQL in the
+	// round trip that ends it. Only for a transaction that reads no event after appending it.
+	atEnd bool
 }
 
 // draftEvent encodes an event, outside any transaction.
@@ -451,11 +454,13 @@ func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error
 // event, whatever the length of the history.
 func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID string, seq int64, eventTime time.Time) (oas.CaseEvent, error) {
 	id := tx.NewID()
-	_, err := tx.ExecContext(ctx, `INSERT INTO case_events
+	const insert = `INSERT INTO case_events
 		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
-	if err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`
+	args := []any{teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now)}
+	if d.atEnd {
+		tx.ExecAtEnd("append case event", insert, args...)
+	} else if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	if kind := notifiedKind(d.kind); kind != "" {

@@ -241,7 +241,9 @@ type Tx struct {
 	detached bool
 
 	beforeCommit []func() error
-	locals       map[any]any
+	// atEnd are the statements ExecAtEnd queued, run after the BeforeCommit work.
+	atEnd  []queuedStatement
+	locals map[any]any
 	// emitted are the events recorded before commit (see Emit).
 	emitted []Event
 	// audit is the record this transaction writes last, when it serves an audited request.
@@ -313,6 +315,44 @@ func (d *DB) NewID() string { return d.newID() }
 // Areas use it to write shared rows (counters) once, in a fixed order, at the end of a
 // transaction, so that concurrent transactions cannot lock them in opposite orders.
 func (tx *Tx) BeforeCommit(fn func() error) { tx.beforeCommit = append(tx.beforeCommit, fn) }
+
+// queuedStatement is a statement ExecAtEnd queued: what it does (for its error), its text and
+// its arguments.
+type queuedStatement struct {
+	what  string
+	query string
+	args  []any
+}
+
+// ExecAtEnd queues a statement that returns no rows to run at the end of the transaction, after
+// fn and its BeforeCommit work, in the order queued, before the audit record. On PostgreSQL the
+// queued statements, the audit record and the end of the member's savepoint go to the database
+// in one round trip (one pgx batch); on SQLite they run one after the other at that point. An
+// error of one fails the transaction, and InTx answers it as "what: error" (translate it with
+// Translate like any other). It suits writes whose outcome fn does not need and that nothing
+// later in the transaction reads: an appended history row, a recorded event.
+func (tx *Tx) ExecAtEnd(what, query string, args ...any) {
+	tx.atEnd = append(tx.atEnd, queuedStatement{what: what, query: query, args: args})
+}
+
+// finish runs the transaction's BeforeCommit work and, unless the caller sends them itself
+// (runPgTurn), the statements ExecAtEnd queued: the work between fn and the audit record.
+func (tx *Tx) finish(ctx context.Context, withQueued bool) error {
+	for _, before := range tx.beforeCommit {
+		if err := before(); err != nil {
+			return err
+		}
+	}
+	if !withQueued {
+		return nil
+	}
+	for _, q := range tx.atEnd {
+		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
+			return fmt.Errorf("%s: %w", q.what, err)
+		}
+	}
+	return nil
+}
 
 // Serialize makes every other transaction that serializes on the same key wait until this one
 // ends, across replicas: on PostgreSQL a transaction-level advisory lock on a hash of key; on
@@ -399,11 +439,9 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		_ = sqlTx.Rollback()
 		return err
 	}
-	for _, before := range tx.beforeCommit {
-		if err := before(); err != nil {
-			_ = sqlTx.Rollback()
-			return err
-		}
+	if err := tx.finish(ctx, true); err != nil {
+		_ = sqlTx.Rollback()
+		return err
 	}
 	if err := tx.writeAudit(ctx); err != nil {
 		_ = sqlTx.Rollback()

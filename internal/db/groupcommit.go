@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -151,8 +152,19 @@ func (g *groupCommitter) batch(first *groupMember) {
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
 	sqlTx, err := g.begin(ctx)
 	if err != nil {
-		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
-		return
+		// Every caller already waiting gets the failure too: each would otherwise wait for a
+		// BEGIN of its own, one after the other (on PostgreSQL up to pgConnectWait each while
+		// the database is down).
+		err = &beginError{err}
+		first.turn <- groupTurn{err: err}
+		for {
+			select {
+			case m := <-g.requests:
+				m.turn <- groupTurn{err: err}
+			default:
+				return
+			}
+		}
 	}
 	var kept []*groupMember
 	for n, m := 1, first; m != nil; n++ {
@@ -330,11 +342,7 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 	}()
 	err := fn(tx)
 	if err == nil {
-		for _, before := range tx.beforeCommit {
-			if err = before(); err != nil {
-				break
-			}
-		}
+		err = tx.finish(ctx, true)
 	}
 	if err == nil {
 		err = tx.writeAudit(ctx)
@@ -369,33 +377,71 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 	}()
 	err := fn(tx)
 	if err == nil {
-		for _, before := range tx.beforeCommit {
-			if err = before(); err != nil {
-				break
-			}
-		}
+		err = tx.finish(ctx, false)
 	}
-	var args []any
+	var audit []any
 	if err == nil {
-		args, err = tx.auditArgs()
+		audit, err = tx.auditArgs()
 	}
 	returned = true
+	if err == nil {
+		err = g.endPgMember(ctx, tx, audit)
+	}
 	if err != nil {
-		m.finished <- g.undoPg(ctx, m, err)
-		return err
-	}
-	query := `RELEASE ` + memberSavepoint + `; SAVEPOINT ` + memberSavepoint
-	if args != nil {
-		query = auditInsert + `; ` + query
-		args = append([]any{pgx.QueryExecModeSimpleProtocol}, args...)
-	}
-	if err := pgExec(ctx, g.conn, `SAVEPOINT`, query, args...); err != nil {
-		err = fmt.Errorf("commit: %w", err)
 		m.finished <- g.undoPg(ctx, m, err)
 		return err
 	}
 	m.finished <- memberKept
 	return <-m.result
+}
+
+// endPgMember sends, in one round trip (a pgx batch), the statements the member queued with
+// ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and the
+// savepoint of the next member. When the batch holds nothing but the two savepoint statements
+// they go as one simple query. The first error is the answer: PostgreSQL runs nothing after it.
+func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any) error {
+	const release = `RELEASE ` + memberSavepoint
+	const open = `SAVEPOINT ` + memberSavepoint
+	if len(tx.atEnd) == 0 && audit == nil {
+		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		return nil
+	}
+	whats := make([]string, 0, len(tx.atEnd)+3)
+	batch := &pgx.Batch{}
+	for _, q := range tx.atEnd {
+		batch.Queue(q.query, q.args...)
+		whats = append(whats, q.what)
+	}
+	if audit != nil {
+		batch.Queue(auditInsert, audit...)
+		whats = append(whats, "audit record")
+	}
+	batch.Queue(release)
+	batch.Queue(open)
+	whats = append(whats, "commit", "commit")
+	return g.conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", driverConn)
+		}
+		results := pc.Conn().SendBatch(ctx, batch)
+		var first error
+		for _, what := range whats {
+			if _, err := results.Exec(); err != nil && first == nil {
+				first = fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		if err := results.Close(); err != nil && first == nil {
+			first = fmt.Errorf("commit: %w", err)
+		}
+		var pgErr *pgconn.PgError
+		if errors.As(first, &pgErr) && pgErr.Code == "25P02" { // fn went on after a failed statement
+			first = fmt.Errorf("commit: the transaction was rolled back by the database: %w", first)
+		}
+		return first
+	})
 }
 
 // undoPg rolls a member's PostgreSQL savepoint back after cause, keeping the savepoint open for
@@ -438,6 +484,14 @@ func pgConnUnusable(conn *sql.Conn) bool {
 	})
 	return unusable
 }
+
+// beginError is a failure to begin a batch's transaction, after begin tried a fresh connection
+// when the one it held failed (on PostgreSQL waiting up to pgConnectWait for the database): it is
+// not run again (see inTxRetried).
+type beginError struct{ err error }
+
+func (e *beginError) Error() string { return "begin transaction: " + e.err.Error() }
+func (e *beginError) Unwrap() error { return e.err }
 
 // commitError is a failure of a batch's COMMIT itself, after which its transaction may or may
 // not have been committed: it is never run again (see inTxRetried).

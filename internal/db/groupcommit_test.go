@@ -470,3 +470,66 @@ func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
 	}
 	exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
 }
+
+// TestExecAtEndRunsLastAndFailsItsOwnTransaction queues statements with ExecAtEnd in the members
+// of one batch: they run after fn and its BeforeCommit work (a queued insert is not there while
+// fn runs), and one that fails (a duplicate id) fails its own transaction only, with the error
+// named by what it does and nothing of that transaction left; the others of the batch commit.
+func TestExecAtEndRunsLastAndFailsItsOwnTransaction(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('taken', 0)`)
+		release, held := holdWriter(t, d)
+		const n = 6
+		errs := make([]error, n)
+		seenEarly := make([]bool, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = d.InTx(auditContext(fmt.Sprint("at-end-", i)), func(tx *db.Tx) error {
+					id := fmt.Sprint("queued-", i)
+					if i == 3 {
+						id = "taken"
+					}
+					tx.ExecAtEnd("queue the row", `INSERT INTO gc_rows (id, at) VALUES ($1, 1)`, id)
+					tx.BeforeCommit(func() error {
+						var c int
+						err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM gc_rows WHERE id = $1`, id).Scan(&c)
+						seenEarly[i] = c > 0 && id != "taken"
+						return err
+					})
+					_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, fmt.Sprint("direct-", i))
+					return err
+				})
+			}()
+		}
+		whenQueued(t, n)
+		release()
+		if err := <-held; err != nil {
+			t.Fatalf("held transaction: %v", err)
+		}
+		wg.Wait()
+		ids := rowIDs(t, d)
+		records := auditRows(t, d)
+		for i, err := range errs {
+			if seenEarly[i] {
+				t.Errorf("transaction %d: its queued row was there before the end", i)
+			}
+			direct, queued, recorded := ids[fmt.Sprint("direct-", i)], ids[fmt.Sprint("queued-", i)], records[fmt.Sprint("at-end-", i)] != nil
+			if i == 3 {
+				if err == nil || !strings.Contains(err.Error(), "queue the row") || db.Translate(err) == nil {
+					t.Errorf("transaction %d: got %v, want the queued statement's error", i, err)
+				}
+				if direct || recorded {
+					t.Errorf("transaction %d failed but left its row (%v) or its audit record (%v)", i, direct, recorded)
+				}
+				continue
+			}
+			if err != nil || !direct || !queued || !recorded {
+				t.Errorf("transaction %d: error %v, direct row %v, queued row %v, record %v; want all", i, err, direct, queued, recorded)
+			}
+		}
+	})
+}

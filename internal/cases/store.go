@@ -581,10 +581,59 @@ func systemActor() oas.EventActor { return oas.EventActor{System: &oas.EmptyObje
 // own changes), for the notification center's entity.
 //
 // Errors: db.ErrNotFound when the team has no such case; a database error.
+//
+// One query reads the case and its breaches (one row per breach, or one without): an event's
+// snapshot is taken inside the transaction, where on PostgreSQL every round trip lengthens the
+// batch that holds the case's row lock.
 func Load(ctx context.Context, tx *db.Tx, teamID int64, id string) (oas.Case, error) {
-	c, err := scanCase(tx.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE team_id = $1 AND id = $2`, teamID, id))
+	rows, err := tx.QueryContext(ctx, `SELECT `+joinedCaseColumns+`, b.id, b.created_at, b.kpi_type,
+		b.case_priority, b.breached_at, b.status
+		FROM cases c LEFT JOIN case_kpi_breaches b ON b.team_id = c.team_id AND b.case_id = c.id
+		WHERE c.team_id = $1 AND c.id = $2 ORDER BY b.breached_at, b.kpi_type, b.id`, teamID, id)
 	if err != nil {
-		return oas.Case{}, db.Translate(err)
+		return oas.Case{}, fmt.Errorf("read case: %w", err)
 	}
-	return buildCase(ctx, tx, c, tx.Now)
+	defer rows.Close()
+	var c caseRow
+	var breaches []oas.BreachedKPI
+	found := false
+	for rows.Next() {
+		var breachID, kpiType, priority, status sql.NullString
+		var created, breached sql.NullInt64
+		row, err := scanCase(withBreach{rows, []any{&breachID, &created, &kpiType, &priority, &breached, &status}})
+		if err != nil {
+			return oas.Case{}, fmt.Errorf("read case: %w", err)
+		}
+		c, found = row, true
+		if breachID.Valid {
+			breaches = append(breaches, oas.BreachedKPI{ID: breachID.String,
+				CreatedAt: fromMicros(created.Int64), BreachedAt: fromMicros(breached.Int64),
+				KpiType: oas.KPIType(kpiType.String), CasePriority: kpiPriority(oas.CasePriority(priority.String)),
+				BreachStatus: oas.BreachedKPIBreachStatus(status.String)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return oas.Case{}, fmt.Errorf("read case: %w", err)
+	}
+	if !found {
+		return oas.Case{}, db.Translate(sql.ErrNoRows)
+	}
+	return caseFromRow(c, breaches, tx.Now)
 }
+
+// joinedCaseColumns is caseColumns qualified by the alias c.
+var joinedCaseColumns = func() string {
+	cols := strings.Split(caseColumns, ",")
+	for i, col := range cols {
+		cols[i] = "c." + strings.TrimSpace(col)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// withBreach scans a row of Load's query: the case's columns, then the breach's into breach.
+type withBreach struct {
+	rows   *sql.Rows
+	breach []any
+}
+
+func (w withBreach) Scan(dest ...any) error { return w.rows.Scan(append(dest, w.breach...)...) }

@@ -433,6 +433,10 @@ type eventDraft struct {
 	// atEnd inserts the event last in the transaction (db.Tx.ExecAtEnd): on PostgreSQL in the
 	// round trip that ends it. Only for a transaction that reads no event after appending it.
 	atEnd bool
+	// left, when set, is the case as the transaction leaves it, without breaches: the event's
+	// snapshot is made from it instead of reading the case again. Only for a transaction that
+	// changes nothing of the case after the row was read.
+	left *caseRow
 }
 
 // draftEvent encodes an event, outside any transaction.
@@ -466,7 +470,13 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 	if kind := notifiedKind(d.kind); kind != "" {
 		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind,
 			Snapshot: func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
-				c, err := Load(ctx, tx, teamID, caseID)
+				var c oas.Case
+				var err error
+				if d.left != nil {
+					c, err = caseFromRow(*d.left, nil, tx.Now)
+				} else {
+					c, err = Load(ctx, tx, teamID, caseID)
+				}
 				if err != nil {
 					return nil, "", err
 				}
@@ -600,7 +610,7 @@ func Load(ctx context.Context, tx *db.Tx, teamID int64, id string) (oas.Case, er
 	for rows.Next() {
 		var breachID, kpiType, priority, status sql.NullString
 		var created, breached sql.NullInt64
-		row, err := scanCase(withBreach{rows, []any{&breachID, &created, &kpiType, &priority, &breached, &status}})
+		row, err := scanCase(scanWith{rows, []any{&breachID, &created, &kpiType, &priority, &breached, &status}})
 		if err != nil {
 			return oas.Case{}, fmt.Errorf("read case: %w", err)
 		}
@@ -630,10 +640,11 @@ var joinedCaseColumns = func() string {
 	return strings.Join(cols, ", ")
 }()
 
-// withBreach scans a row of Load's query: the case's columns, then the breach's into breach.
-type withBreach struct {
-	rows   *sql.Rows
-	breach []any
+// scanWith scans a row whose columns after the case's go into extra: Load's breach, what
+// touchWithEvent's UPDATE returns besides the case.
+type scanWith struct {
+	row   scanner
+	extra []any
 }
 
-func (w withBreach) Scan(dest ...any) error { return w.rows.Scan(append(dest, w.breach...)...) }
+func (w scanWith) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }

@@ -81,6 +81,12 @@ type groupMember struct {
 	turn     chan groupTurn     // writer → caller: the batch transaction, or why it never starts
 	finished chan memberOutcome // caller → writer: what became of its savepoint
 	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
+	// last answers memberReady (PostgreSQL): true when no caller waits to follow the member in
+	// the batch, which its last message then commits.
+	last chan bool
+	// commitErr is, when the member sends memberCommitted, the failure of the COMMIT its last
+	// message carried (nil when it committed). Written before the send, read after the receive.
+	commitErr error
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
@@ -99,6 +105,12 @@ const (
 	memberKept   memberOutcome = iota // its savepoint was released: its work rides on the commit
 	memberUndone                      // its savepoint was rolled back: nothing of it remains
 	batchBroken                       // the batch transaction is gone (SQLite rolled it back)
+	// memberReady (PostgreSQL): fn and its BeforeCommit work are done; the member asks whether
+	// it is the last of the batch (see groupMember.last) and then sends one of the others.
+	memberReady
+	// memberCommitted (PostgreSQL): the last member's message released its savepoint and
+	// carried the batch's COMMIT, whose outcome is in commitErr.
+	memberCommitted
 )
 
 func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
@@ -136,14 +148,18 @@ func (g *groupCommitter) write() {
 	for {
 		select {
 		case first := <-g.requests:
-			g.batch(first)
+			for first != nil {
+				first = g.batch(first)
+			}
 		case <-g.stop:
 			return
 		}
 	}
 }
 
-func (g *groupCommitter) batch(first *groupMember) {
+// batch runs one batch starting with first. It returns a caller it took from the queue but did
+// not serve (the batch broke after it was told to follow), which starts the next batch.
+func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	// The writer's own context: no caller's cancellation may interrupt the shared connection,
 	// since SQLite rolls back the whole transaction when a write statement is interrupted, and
 	// pgx closes a connection whose statement is interrupted.
@@ -162,19 +178,47 @@ func (g *groupCommitter) batch(first *groupMember) {
 			case m := <-g.requests:
 				m.turn <- groupTurn{err: err}
 			default:
-				return
+				return nil
 			}
 		}
 	}
 	var kept []*groupMember
 	for n, m := 1, first; m != nil; n++ {
+		var next *groupMember
+		asked := false
 		if err := m.ctx.Err(); err != nil {
 			m.turn <- groupTurn{err: err}
 		} else {
 			m.turn <- groupTurn{tx: sqlTx}
-			switch <-m.finished {
+			outcome := <-m.finished
+			if outcome == memberReady {
+				asked = true
+				if n < g.maxGroup {
+					select {
+					case next = <-g.requests:
+					default:
+					}
+				}
+				m.last <- next == nil
+				outcome = <-m.finished
+			}
+			switch outcome {
 			case memberKept:
 				kept = append(kept, m)
+			case memberCommitted:
+				kept = append(kept, m)
+				err := m.commitErr
+				if err != nil {
+					g.cleanUp(ctx)
+					err = &commitError{err}
+				} else {
+					g.commits.Add(1)
+					g.committed.Add(int64(len(kept)))
+				}
+				for _, k := range kept {
+					k.result <- err
+				}
+				return nil
 			case batchBroken:
 				g.cleanUp(ctx)
 				broken := errors.New("commit: the transaction was rolled back by the database")
@@ -184,11 +228,11 @@ func (g *groupCommitter) batch(first *groupMember) {
 				for _, k := range kept {
 					k.result <- broken
 				}
-				return
+				return next
 			}
 		}
-		m = nil
-		if n < g.maxGroup {
+		m = next
+		if !asked && n < g.maxGroup {
 			select {
 			case m = <-g.requests:
 			default:
@@ -197,7 +241,7 @@ func (g *groupCommitter) batch(first *groupMember) {
 	}
 	if len(kept) == 0 {
 		g.cleanUp(ctx)
-		return
+		return nil
 	}
 	err = g.commit(ctx, sqlTx)
 	if err != nil {
@@ -210,6 +254,7 @@ func (g *groupCommitter) batch(first *groupMember) {
 	for _, k := range kept {
 		k.result <- err
 	}
+	return nil
 }
 
 // begin opens the batch's transaction on the write connection, taking the connection from the
@@ -304,6 +349,7 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 		turn:     make(chan groupTurn, 1),
 		finished: make(chan memberOutcome, 1),
 		result:   make(chan error, 1),
+		last:     make(chan bool, 1),
 	}
 	select {
 	case g.requests <- m:
@@ -384,29 +430,40 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 		audit, err = tx.auditArgs()
 	}
 	returned = true
+	last, commitSent := false, false
 	if err == nil {
-		err = g.endPgMember(ctx, tx, audit)
+		m.finished <- memberReady
+		last = <-m.last
+		commitSent, m.commitErr, err = g.endPgMember(ctx, tx, audit, last)
 	}
 	if err != nil {
 		m.finished <- g.undoPg(ctx, m, err)
 		return err
 	}
-	m.finished <- memberKept
+	if commitSent {
+		m.finished <- memberCommitted
+	} else {
+		m.finished <- memberKept
+	}
 	return <-m.result
 }
 
 // endPgMember sends, in one round trip (a pgx batch), the statements the member queued with
-// ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and the
-// savepoint of the next member. When the batch holds nothing but the two savepoint statements
-// they go as one simple query. The first error is the answer: PostgreSQL runs nothing after it.
-func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any) error {
+// ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and then
+// either the savepoint of the next member or, when it is the last of the batch, the batch's
+// COMMIT: a batch of one costs no round trip more than a transaction of its own. When the
+// message holds nothing but the two savepoint statements they go as one simple query.
+// PostgreSQL runs nothing after a failed statement. err is the failure of the member's own part
+// (the savepoint is then rolled back to); commitSent says the COMMIT ran, and commitErr is its
+// failure.
+func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any, last bool) (commitSent bool, commitErr, err error) {
 	const release = `RELEASE ` + memberSavepoint
 	const open = `SAVEPOINT ` + memberSavepoint
-	if len(tx.atEnd) == 0 && audit == nil {
+	if !last && len(tx.atEnd) == 0 && audit == nil {
 		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
-			return fmt.Errorf("commit: %w", err)
+			return false, nil, fmt.Errorf("commit: %w", err)
 		}
-		return nil
+		return false, nil, nil
 	}
 	whats := make([]string, 0, len(tx.atEnd)+3)
 	batch := &pgx.Batch{}
@@ -419,29 +476,43 @@ func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any) e
 		whats = append(whats, "audit record")
 	}
 	batch.Queue(release)
-	batch.Queue(open)
-	whats = append(whats, "commit", "commit")
-	return g.conn.Raw(func(driverConn any) error {
+	whats = append(whats, "commit")
+	if last {
+		batch.Queue(`COMMIT`)
+	} else {
+		batch.Queue(open)
+	}
+	err = g.conn.Raw(func(driverConn any) error {
 		pc, ok := driverConn.(*stdlib.Conn)
 		if !ok {
 			return fmt.Errorf("not a pgx connection: %T", driverConn)
 		}
 		results := pc.Conn().SendBatch(ctx, batch)
-		var first error
+		defer results.Close()
 		for _, what := range whats {
-			if _, err := results.Exec(); err != nil && first == nil {
-				first = fmt.Errorf("%s: %w", what, err)
+			if _, err := results.Exec(); err != nil {
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && pgErr.Code == "25P02" { // fn went on after a failed statement
+					return fmt.Errorf("commit: the transaction was rolled back by the database: %w", err)
+				}
+				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
-		if err := results.Close(); err != nil && first == nil {
-			first = fmt.Errorf("commit: %w", err)
+		tag, err := results.Exec() // the next member's SAVEPOINT, or the COMMIT
+		if last {
+			commitSent = true
+			if err == nil && tag.String() != "COMMIT" {
+				err = errors.New("the transaction was rolled back by the database")
+			}
+			commitErr = err
+			return nil
 		}
-		var pgErr *pgconn.PgError
-		if errors.As(first, &pgErr) && pgErr.Code == "25P02" { // fn went on after a failed statement
-			first = fmt.Errorf("commit: the transaction was rolled back by the database: %w", first)
+		if err != nil {
+			return fmt.Errorf("commit: %w", err)
 		}
-		return first
+		return results.Close()
 	})
+	return commitSent, commitErr, err
 }
 
 // undoPg rolls a member's PostgreSQL savepoint back after cause, keeping the savepoint open for

@@ -259,7 +259,7 @@ func runScenarios(ctx context.Context, o options, bin, workDir, engine string, s
 		sets = o.sets
 	}
 	fmt.Fprintln(stderr, "mgmtload: creating the load teams and their data")
-	withCases := chosen("comment") || chosen("mixed")
+	withCases := chosen("comment") || chosen("mixed") || chosen("comment-one-case")
 	policies := 0
 	if chosen("list-policies") {
 		policies = o.policies

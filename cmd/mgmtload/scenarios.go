@@ -68,6 +68,8 @@ var scenarios = []scenario{
 				return request{method: "GET", path: f.policyListQuery, authorization: "Bearer " + f.policyListKey}
 			}
 		}},
+	{name: "comment-one-case", title: "E1 comments all on one case (durable; every request updates the same row)",
+		next: func(f *fixture) nextRequest { return f.commentOneCase }},
 }
 
 // standalone are measurements that are not load scenarios: each runs, against a server of its
@@ -284,6 +286,14 @@ func (f *fixture) comment(w, seq int) request {
 	body := fmt.Sprintf(`{"text":"Worker %d, comment %d: rolled checkout back; the error rate is recovering."}`, w, seq)
 	caseID := f.caseIDs[(w+seq)%len(f.caseIDs)]
 	return request{method: "POST", path: casesPath + "/" + url.PathEscape(caseID) + "/comments", body: []byte(body)}
+}
+
+// commentOneCase is comment with every request on the fixture's first case: what a hot row
+// costs (each comment updates its case's row).
+func (f *fixture) commentOneCase(w, seq int) request {
+	r := f.comment(w, seq)
+	r.path = casesPath + "/" + url.PathEscape(f.caseIDs[0]) + "/comments"
+	return r
 }
 
 func (f *fixture) createPolicy(w, seq int) request {

@@ -46,33 +46,41 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 // touchWithEvent is touch for a change that adds one event to the case and alters nothing else
 // of it: without reading the case first, it writes the two times of the team's case named by
 // ident (id or readable id) and takes the number of the event (see eventDraft.insert), and
-// returns the case's id and that number. On PostgreSQL the row stays locked until the
-// transaction ends.
+// returns the case as the UPDATE left it and that number. left is nil when the case has a KPI
+// breach (its snapshot must read the breaches; see eventDraft.left). On PostgreSQL the row
+// stays locked until the transaction ends.
 //
 // Errors: NotFound when the team has no such case.
-func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, err error) {
+func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, left *caseRow, err error) {
 	column, value, ok := caseKey(ident)
 	if !ok {
-		return "", 0, caseNotFound(ident)
+		return "", 0, nil, caseNotFound(ident)
 	}
 	// The UPDATE also says whether the case has a time-to-update breach to mitigate, so that the
-	// usual case (none) costs no second statement (on PostgreSQL no round trip under the row lock).
-	var breached bool
-	err = tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3,
+	// usual case (none) costs no second statement (on PostgreSQL no round trip under the row lock),
+	// and returns the row with whether it has any breach, so that the event's snapshot need not
+	// read it again.
+	var breached, anyBreach bool
+	c, err := scanCase(scanWith{tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3,
 		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND `+column+` = $2
-		RETURNING id, last_event_seq, EXISTS (SELECT 1 FROM case_kpi_breaches b
-			WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`,
-		teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)).Scan(&caseID, &seq, &breached)
+		RETURNING `+caseColumns+`, last_event_seq, EXISTS (SELECT 1 FROM case_kpi_breaches b
+			WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5),
+		EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`,
+		teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)),
+		[]any{&seq, &breached, &anyBreach}})
 	if db.IsNotFound(err) {
-		return "", 0, caseNotFound(ident)
+		return "", 0, nil, caseNotFound(ident)
 	}
 	if err != nil {
-		return "", 0, fmt.Errorf("touch case: %w", err)
+		return "", 0, nil, fmt.Errorf("touch case: %w", err)
+	}
+	if !anyBreach {
+		left = &c
 	}
 	if !breached {
-		return caseID, seq, nil
+		return c.ID, seq, left, nil
 	}
-	return caseID, seq, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+	return c.ID, seq, nil, mitigate(ctx, tx, teamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
 // caseChange is one operation's rule applied to a locked case: it changes c and writes the
@@ -131,12 +139,16 @@ func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentReq
 	if err != nil {
 		return nil, err
 	}
+	// Nothing in the transaction reads the comment after it is appended: it is written last, on
+	// PostgreSQL in the round trip that ends the transaction.
+	draft.atEnd = true
 	var event oas.CaseEvent
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		caseID, seq, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
+		caseID, seq, left, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
 		if err != nil {
 			return err
 		}
+		draft.left = left
 		event, err = draft.insert(ctx, tx, caller.TeamID, caseID, seq, tx.Now)
 		return err
 	})

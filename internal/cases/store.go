@@ -430,6 +430,13 @@ type eventDraft struct {
 	kind      string
 	actorJSON string
 	dataJSON  string
+	// atEnd inserts the event last in the transaction (db.Tx.ExecAtEnd): on PostgreSQL in the
+	// round trip that ends it. Only for a transaction that reads no event after appending it.
+	atEnd bool
+	// left, when set, is the case as the transaction leaves it, without breaches: the event's
+	// snapshot is made from it instead of reading the case again. Only for a transaction that
+	// changes nothing of the case after the row was read.
+	left *caseRow
 }
 
 // draftEvent encodes an event, outside any transaction.
@@ -451,17 +458,25 @@ func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error
 // event, whatever the length of the history.
 func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID string, seq int64, eventTime time.Time) (oas.CaseEvent, error) {
 	id := tx.NewID()
-	_, err := tx.ExecContext(ctx, `INSERT INTO case_events
+	const insert = `INSERT INTO case_events
 		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
-		teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
-	if err != nil {
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`
+	args := []any{teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now)}
+	if d.atEnd {
+		tx.ExecAtEnd("append case event", insert, args...)
+	} else if _, err := tx.ExecContext(ctx, insert, args...); err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	if kind := notifiedKind(d.kind); kind != "" {
 		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind,
 			Snapshot: func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
-				c, err := Load(ctx, tx, teamID, caseID)
+				var c oas.Case
+				var err error
+				if d.left != nil {
+					c, err = caseFromRow(*d.left, nil, tx.Now)
+				} else {
+					c, err = Load(ctx, tx, teamID, caseID)
+				}
 				if err != nil {
 					return nil, "", err
 				}
@@ -576,10 +591,60 @@ func systemActor() oas.EventActor { return oas.EventActor{System: &oas.EmptyObje
 // own changes), for the notification center's entity.
 //
 // Errors: db.ErrNotFound when the team has no such case; a database error.
+//
+// One query reads the case and its breaches (one row per breach, or one without): an event's
+// snapshot is taken inside the transaction, where on PostgreSQL every round trip lengthens the
+// batch that holds the case's row lock.
 func Load(ctx context.Context, tx *db.Tx, teamID int64, id string) (oas.Case, error) {
-	c, err := scanCase(tx.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE team_id = $1 AND id = $2`, teamID, id))
+	rows, err := tx.QueryContext(ctx, `SELECT `+joinedCaseColumns+`, b.id, b.created_at, b.kpi_type,
+		b.case_priority, b.breached_at, b.status
+		FROM cases c LEFT JOIN case_kpi_breaches b ON b.team_id = c.team_id AND b.case_id = c.id
+		WHERE c.team_id = $1 AND c.id = $2 ORDER BY b.breached_at, b.kpi_type, b.id`, teamID, id)
 	if err != nil {
-		return oas.Case{}, db.Translate(err)
+		return oas.Case{}, fmt.Errorf("read case: %w", err)
 	}
-	return buildCase(ctx, tx, c, tx.Now)
+	defer rows.Close()
+	var c caseRow
+	var breaches []oas.BreachedKPI
+	found := false
+	for rows.Next() {
+		var breachID, kpiType, priority, status sql.NullString
+		var created, breached sql.NullInt64
+		row, err := scanCase(scanWith{rows, []any{&breachID, &created, &kpiType, &priority, &breached, &status}})
+		if err != nil {
+			return oas.Case{}, fmt.Errorf("read case: %w", err)
+		}
+		c, found = row, true
+		if breachID.Valid {
+			breaches = append(breaches, oas.BreachedKPI{ID: breachID.String,
+				CreatedAt: fromMicros(created.Int64), BreachedAt: fromMicros(breached.Int64),
+				KpiType: oas.KPIType(kpiType.String), CasePriority: kpiPriority(oas.CasePriority(priority.String)),
+				BreachStatus: oas.BreachedKPIBreachStatus(status.String)})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return oas.Case{}, fmt.Errorf("read case: %w", err)
+	}
+	if !found {
+		return oas.Case{}, db.Translate(sql.ErrNoRows)
+	}
+	return caseFromRow(c, breaches, tx.Now)
 }
+
+// joinedCaseColumns is caseColumns qualified by the alias c.
+var joinedCaseColumns = func() string {
+	cols := strings.Split(caseColumns, ",")
+	for i, col := range cols {
+		cols[i] = "c." + strings.TrimSpace(col)
+	}
+	return strings.Join(cols, ", ")
+}()
+
+// scanWith scans a row whose columns after the case's go into extra: Load's breach, what
+// touchWithEvent's UPDATE returns besides the case.
+type scanWith struct {
+	row   scanner
+	extra []any
+}
+
+func (w scanWith) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }

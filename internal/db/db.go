@@ -51,9 +51,9 @@ type Options struct {
 // DB is an open database with its migrations applied.
 //
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
-// connection turns lock contention into queueing instead of busy errors) while reads use a pool;
-// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool,
-// where each write transaction commits on its own (see InTx).
+// connection turns lock contention into queueing instead of busy errors) while reads use a pool.
+// With PostgreSQL both are the same pool. On both engines concurrent write transactions share
+// commits on one connection (see InTx).
 type DB struct {
 	Engine Engine
 	write  *sql.DB
@@ -64,7 +64,7 @@ type DB struct {
 	lookups *lookupPool
 	now     func() time.Time
 	newID   func() string
-	group   *groupCommitter // SQLite only
+	group   *groupCommitter
 	// sqliteDSN opens a connection like the others (pragmas, VFS), not query_only; SQLite only
 	sqliteDSN string
 	// dataDir holds SQLite's files; "" on PostgreSQL. Ready checks its free space.
@@ -98,8 +98,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if d.newID == nil {
 		d.newID = newTimeOrderedID
 	}
-	// Migrations run before the group committer starts: they use the write pool directly, which
-	// the committer then holds for good.
+	// Migrations run before the group committer starts: they use the write pool directly, where
+	// the committer then holds one connection for good (on SQLite the only one).
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
 		return nil, err
@@ -109,8 +109,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			d.Close()
 			return nil, err
 		}
-		d.group = newGroupCommitter(d.write)
 	}
+	d.group = newGroupCommitter(d.write, d.Engine)
 	return d, nil
 }
 
@@ -241,7 +241,9 @@ type Tx struct {
 	detached bool
 
 	beforeCommit []func() error
-	locals       map[any]any
+	// atEnd are the statements ExecAtEnd queued, run after the BeforeCommit work.
+	atEnd  []queuedStatement
+	locals map[any]any
 	// emitted are the events recorded before commit (see Emit).
 	emitted []Event
 	// audit is the record this transaction writes last, when it serves an audited request.
@@ -314,6 +316,44 @@ func (d *DB) NewID() string { return d.newID() }
 // transaction, so that concurrent transactions cannot lock them in opposite orders.
 func (tx *Tx) BeforeCommit(fn func() error) { tx.beforeCommit = append(tx.beforeCommit, fn) }
 
+// queuedStatement is a statement ExecAtEnd queued: what it does (for its error), its text and
+// its arguments.
+type queuedStatement struct {
+	what  string
+	query string
+	args  []any
+}
+
+// ExecAtEnd queues a statement that returns no rows to run at the end of the transaction, after
+// fn and its BeforeCommit work, in the order queued, before the audit record. On PostgreSQL the
+// queued statements, the audit record and the end of the member's savepoint go to the database
+// in one round trip (one pgx batch); on SQLite they run one after the other at that point. An
+// error of one fails the transaction, and InTx answers it as "what: error" (translate it with
+// Translate like any other). It suits writes whose outcome fn does not need and that nothing
+// later in the transaction reads: an appended history row, a recorded event.
+func (tx *Tx) ExecAtEnd(what, query string, args ...any) {
+	tx.atEnd = append(tx.atEnd, queuedStatement{what: what, query: query, args: args})
+}
+
+// finish runs the transaction's BeforeCommit work and, unless the caller sends them itself
+// (runPgTurn), the statements ExecAtEnd queued: the work between fn and the audit record.
+func (tx *Tx) finish(ctx context.Context, withQueued bool) error {
+	for _, before := range tx.beforeCommit {
+		if err := before(); err != nil {
+			return err
+		}
+	}
+	if !withQueued {
+		return nil
+	}
+	for _, q := range tx.atEnd {
+		if _, err := tx.ExecContext(ctx, q.query, q.args...); err != nil {
+			return fmt.Errorf("%s: %w", q.what, err)
+		}
+	}
+	return nil
+}
+
 // Serialize makes every other transaction that serializes on the same key wait until this one
 // ends, across replicas: on PostgreSQL a transaction-level advisory lock on a hash of key; on
 // SQLite nothing, since its write transactions run one at a time on the single writer
@@ -346,34 +386,42 @@ func (tx *Tx) Local(key any, create func() any) any {
 // returns fn's error unchanged. A commit that fails is returned as an error: nothing is durable
 // unless InTx returns nil. A panic in fn rolls the transaction back and goes on.
 //
-// On SQLite concurrent calls share one commit (group commit): each fn, with its BeforeCommit
-// work, runs in its own savepoint of a batch transaction, after the earlier members of the
-// batch and seeing their work, as if they had committed before it. A failing fn rolls back its
-// savepoint only; a failing commit fails every member of the batch. ctx cancels the wait for a
-// turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
-// would roll back the batch) and InTx answers the commit's outcome.
+// On both engines concurrent calls share one commit (group commit): each fn, with its
+// BeforeCommit work, runs in its own savepoint of a batch transaction, after the earlier members
+// of the batch and seeing their work, as if they had committed before it. A failing fn rolls back
+// its savepoint only; a failing commit fails every member of the batch. ctx cancels the wait for
+// a turn; once fn has started, its statements are not interrupted by ctx (an interrupted
+// statement would roll back the batch, or on PostgreSQL close its connection) and InTx answers
+// the commit's outcome.
 //
-// On PostgreSQL each call is a transaction of its own, run again (up to 4 times in all) when
-// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), and once
-// when its connection is lost before the COMMIT is sent (a restart; see inTxRetried), so fn may
-// run more than once: it must set, not accumulate, what it hands out of the transaction.
+// On PostgreSQL a call is run again (up to 4 times in all) when PostgreSQL rolls its savepoint
+// back for a deadlock (40P01) or a serialization failure (40001), and once when the connection is
+// lost before the COMMIT is sent (a restart; see inTxRetried), so fn may run more than once: it
+// must set, not accumulate, what it hands out of the transaction.
 //
 // When ctx carries an authenticated AuditEntry (WithAudit), the transaction writes its audit
-// record after fn and its BeforeCommit work, in the same transaction (on SQLite in the member's
-// savepoint): a committed change has its record, a failed or rolled-back one has none, and a
-// PostgreSQL transaction run again writes it once.
+// record after fn and its BeforeCommit work, in the member's savepoint: a committed change has
+// its record, a failed or rolled-back one has none, and a PostgreSQL transaction run again writes
+// it once.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	defer func() { d.noteWriteOutcome(err) }()
-	if d.group != nil {
-		return d.group.inTx(ctx, d, fn)
-	}
 	if d.Engine == Postgres {
 		return d.inTxRetried(ctx, fn)
 	}
-	return d.inOwnTx(ctx, fn)
+	return d.inTxOnce(ctx, fn)
 }
 
-// inOwnTx runs fn in a transaction of its own on the write pool.
+// inTxOnce is one attempt of InTx: a member of the group committer's next batch, or before it
+// starts (migrations) a transaction of its own.
+func (d *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
+	if d.group == nil {
+		return d.inOwnTx(ctx, fn)
+	}
+	return d.group.inTx(ctx, d, fn)
+}
+
+// inOwnTx runs fn in a transaction of its own on the write pool: the migrations' transactions,
+// which run before the group committer takes its connection.
 func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
@@ -391,11 +439,9 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		_ = sqlTx.Rollback()
 		return err
 	}
-	for _, before := range tx.beforeCommit {
-		if err := before(); err != nil {
-			_ = sqlTx.Rollback()
-			return err
-		}
+	if err := tx.finish(ctx, true); err != nil {
+		_ = sqlTx.Rollback()
+		return err
 	}
 	if err := tx.writeAudit(ctx); err != nil {
 		_ = sqlTx.Rollback()

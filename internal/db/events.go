@@ -58,13 +58,13 @@ func (tx *Tx) recordEvents(ctx context.Context) error {
 		if entity == nil {
 			entity = []byte("null")
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO notification_events
+		// Last in the transaction, and on PostgreSQL in the round trip that ends it.
+		tx.ExecAtEnd(fmt.Sprintf("record the %s event of %s %s", e.Kind, e.EntityType, e.EntityID),
+			`INSERT INTO notification_events
 			(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 			e.TeamID, tx.NewID(), e.EntityType, e.EntityID, e.Kind, e.Cause, string(entity), caseID,
-			tx.Now.UnixMicro(), i); err != nil {
-			return fmt.Errorf("record the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
-		}
+			tx.Now.UnixMicro(), i)
 	}
 	return nil
 }

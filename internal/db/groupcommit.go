@@ -9,12 +9,23 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // maxGroup is the most transactions one SQLite commit carries. Under 64 concurrent writers a
 // batch rarely reaches it; it bounds how long the first transaction of a batch waits for its
 // commit when writers keep arriving.
 const maxGroup = 128
+
+// maxPgGroup is the most transactions one PostgreSQL commit carries. Each member that writes runs
+// in a subtransaction with an id of its own; PostgreSQL keeps up to 64 of a transaction's
+// subtransaction ids in shared memory, and past them every other session's snapshot checks must
+// read pg_subtrans (the "suboverflowed" state). 63 members and the savepoint left open for the
+// next one stay within it.
+const maxPgGroup = 63
 
 // memberSavepoint names the savepoint each transaction of a batch runs in. Areas do not use
 // savepoints; one of theirs with another name would nest inside it.
@@ -23,8 +34,8 @@ const memberSavepoint = "group_member"
 // errClosed answers transactions that arrive after Close.
 var errClosed = errors.New("begin transaction: the database is closed")
 
-// groupCommitter gives concurrent SQLite write transactions one commit (one fsync) between
-// them. A writer goroutine owns the single write connection: it opens a transaction, hands it
+// groupCommitter gives concurrent write transactions one commit (one fsync) between them, on
+// SQLite and on PostgreSQL. A writer goroutine owns the single write connection: it opens a transaction, hands it
 // to the queued callers one at a time (each runs its function in its own goroutine, inside its
 // own savepoint), then commits once and answers every caller whose work it kept.
 //
@@ -34,14 +45,27 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // in the middle of one, and a query on it starts no goroutine to watch a transaction's context
 // (database/sql starts one per query of a *sql.Tx).
 //
+// On PostgreSQL the writer holds one connection of the pool the same way, so that a row every
+// request changes (a case its comments touch, a team's counter) is locked once per batch instead
+// of once per request, and its lock is held through one commit's fsync for the whole batch. The
+// savepoint of the next member is opened in the same message that releases the previous one (and
+// carries its audit record), and BEGIN with the first one: a member costs its own statements and
+// one round trip more. Statements run through pgx's per-connection statement cache, not
+// preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, so two
+// batches never hold rows the other waits for (the writers of other replicas can: a deadlock rolls
+// back the member PostgreSQL picks, to its savepoint, and InTx runs it again).
+//
 // Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
 // caller whose function fails (error or panic) has its savepoint rolled back and its own error
-// (or panic) answered, and the batch goes on; a failed COMMIT, or a transaction SQLite rolled
-// back on its own (disk full, I/O error), fails every caller whose work the batch held.
+// (or panic) answered, and the batch goes on; a failed COMMIT, or a transaction the database
+// rolled back on its own (SQLite's disk full or I/O error, a lost PostgreSQL connection), fails
+// every caller whose work the batch held.
 type groupCommitter struct {
+	engine    Engine
+	maxGroup  int
 	pool      *sql.DB
 	conn      *sql.Conn       // the write connection, taken from pool by the writer's first batch
-	prepared  *preparedWrites // the statements of the batches, prepared on conn
+	prepared  *preparedWrites // the statements of SQLite's batches, prepared on conn
 	requests  chan *groupMember
 	stop      chan struct{}
 	stopOnce  sync.Once
@@ -57,6 +81,12 @@ type groupMember struct {
 	turn     chan groupTurn     // writer → caller: the batch transaction, or why it never starts
 	finished chan memberOutcome // caller → writer: what became of its savepoint
 	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
+	// last answers memberReady (PostgreSQL): true when no caller waits to follow the member in
+	// the batch, which its last message then commits.
+	last chan bool
+	// commitErr is, when the member sends memberCommitted, the failure of the COMMIT its last
+	// message carried (nil when it committed). Written before the send, read after the receive.
+	commitErr error
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
@@ -75,15 +105,26 @@ const (
 	memberKept   memberOutcome = iota // its savepoint was released: its work rides on the commit
 	memberUndone                      // its savepoint was rolled back: nothing of it remains
 	batchBroken                       // the batch transaction is gone (SQLite rolled it back)
+	// memberReady (PostgreSQL): fn and its BeforeCommit work are done; the member asks whether
+	// it is the last of the batch (see groupMember.last) and then sends one of the others.
+	memberReady
+	// memberCommitted (PostgreSQL): the last member's message released its savepoint and
+	// carried the batch's COMMIT, whose outcome is in commitErr.
+	memberCommitted
 )
 
-func newGroupCommitter(pool *sql.DB) *groupCommitter {
+func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
 	g := &groupCommitter{
+		engine:   engine,
+		maxGroup: maxGroup,
 		pool:     pool,
 		prepared: newPreparedWrites(),
 		requests: make(chan *groupMember),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
+	}
+	if engine == Postgres {
+		g.maxGroup = maxPgGroup
 	}
 	go g.write()
 	return g
@@ -101,39 +142,83 @@ func (g *groupCommitter) close() {
 }
 
 // write is the writer goroutine: one batch per loop, starting with the first caller that
-// arrives and taking every caller already waiting, up to maxGroup.
+// arrives and taking every caller already waiting, up to its maxGroup.
 func (g *groupCommitter) write() {
 	defer close(g.done)
 	for {
 		select {
 		case first := <-g.requests:
-			g.batch(first)
+			for first != nil {
+				first = g.batch(first)
+			}
 		case <-g.stop:
 			return
 		}
 	}
 }
 
-func (g *groupCommitter) batch(first *groupMember) {
+// batch runs one batch starting with first. It returns a caller it took from the queue but did
+// not serve (the batch broke after it was told to follow), which starts the next batch.
+func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	// The writer's own context: no caller's cancellation may interrupt the shared connection,
-	// since SQLite rolls back the whole transaction when a write statement is interrupted.
+	// since SQLite rolls back the whole transaction when a write statement is interrupted, and
+	// pgx closes a connection whose statement is interrupted.
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
 	sqlTx, err := g.begin(ctx)
 	if err != nil {
-		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
-		return
+		// Every caller already waiting gets the failure too: each would otherwise wait for a
+		// BEGIN of its own, one after the other (on PostgreSQL up to pgConnectWait each while
+		// the database is down).
+		err = &beginError{err}
+		first.turn <- groupTurn{err: err}
+		for {
+			select {
+			case m := <-g.requests:
+				m.turn <- groupTurn{err: err}
+			default:
+				return nil
+			}
+		}
 	}
 	var kept []*groupMember
 	for n, m := 1, first; m != nil; n++ {
+		var next *groupMember
+		asked := false
 		if err := m.ctx.Err(); err != nil {
 			m.turn <- groupTurn{err: err}
 		} else {
 			m.turn <- groupTurn{tx: sqlTx}
-			switch <-m.finished {
+			outcome := <-m.finished
+			if outcome == memberReady {
+				asked = true
+				if n < g.maxGroup {
+					select {
+					case next = <-g.requests:
+					default:
+					}
+				}
+				m.last <- next == nil
+				outcome = <-m.finished
+			}
+			switch outcome {
 			case memberKept:
 				kept = append(kept, m)
+			case memberCommitted:
+				kept = append(kept, m)
+				err := m.commitErr
+				if err != nil {
+					g.cleanUp(ctx)
+					err = &commitError{err}
+				} else {
+					g.commits.Add(1)
+					g.committed.Add(int64(len(kept)))
+				}
+				for _, k := range kept {
+					k.result <- err
+				}
+				return nil
 			case batchBroken:
 				g.cleanUp(ctx)
 				broken := errors.New("commit: the transaction was rolled back by the database")
@@ -143,11 +228,11 @@ func (g *groupCommitter) batch(first *groupMember) {
 				for _, k := range kept {
 					k.result <- broken
 				}
-				return
+				return next
 			}
 		}
-		m = nil
-		if n < maxGroup {
+		m = next
+		if !asked && n < g.maxGroup {
 			select {
 			case m = <-g.requests:
 			default:
@@ -156,12 +241,12 @@ func (g *groupCommitter) batch(first *groupMember) {
 	}
 	if len(kept) == 0 {
 		g.cleanUp(ctx)
-		return
+		return nil
 	}
-	_, err = sqlTx.ExecContext(ctx, `COMMIT`)
+	err = g.commit(ctx, sqlTx)
 	if err != nil {
 		g.cleanUp(ctx)
-		err = fmt.Errorf("commit: %w", err)
+		err = &commitError{err}
 	} else {
 		g.commits.Add(1)
 		g.committed.Add(int64(len(kept)))
@@ -169,6 +254,7 @@ func (g *groupCommitter) batch(first *groupMember) {
 	for _, k := range kept {
 		k.result <- err
 	}
+	return nil
 }
 
 // begin opens the batch's transaction on the write connection, taking the connection from the
@@ -184,6 +270,21 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 				return nil, err
 			}
 			g.conn = conn
+		}
+		if g.engine == Postgres {
+			if !fresh && pgConnUnusable(g.conn) {
+				g.discardConn()
+				continue
+			}
+			// The first member's savepoint opens with the transaction, in the same message.
+			if err := pgExec(ctx, g.conn, `SAVEPOINT`, `BEGIN; SAVEPOINT `+memberSavepoint); err != nil {
+				if fresh || attempt == 2 {
+					return nil, err
+				}
+				g.discardConn()
+				continue
+			}
+			return g.conn, nil
 		}
 		if fresh {
 			// The statement journals of the members' savepoints stay in memory: past 64 KiB
@@ -205,6 +306,16 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 	}
 }
 
+// commit commits the batch's transaction. On PostgreSQL a COMMIT answered with ROLLBACK (the
+// transaction was aborted and no member noticed) is an error: nothing was committed.
+func (g *groupCommitter) commit(ctx context.Context, sqlTx Querier) error {
+	if g.engine == Postgres {
+		return pgExec(ctx, g.conn, `COMMIT`, `COMMIT`)
+	}
+	_, err := sqlTx.ExecContext(ctx, `COMMIT`)
+	return err
+}
+
 // discardConn closes the write connection instead of giving it back to the pool, and the
 // statements prepared on it.
 func (g *groupCommitter) discardConn() {
@@ -217,12 +328,19 @@ func (g *groupCommitter) discardConn() {
 // cleanUp ends the batch's transaction without keeping anything of it: the one SQLite may still
 // hold open on the write connection after a failed COMMIT (a deferred constraint keeps it open),
 // or one whose members all failed, so that the next batch can begin. When no transaction is open
-// (SQLite rolled it back itself) the ROLLBACK fails harmlessly.
+// (SQLite rolled it back itself) the ROLLBACK fails harmlessly. On PostgreSQL a connection whose
+// ROLLBACK fails (it was lost) is discarded: the next batch begins on a fresh one.
 func (g *groupCommitter) cleanUp(ctx context.Context) {
+	if g.engine == Postgres {
+		if err := pgExec(ctx, g.conn, `ROLLBACK`, `ROLLBACK`); err != nil {
+			g.discardConn()
+		}
+		return
+	}
 	_, _ = g.conn.ExecContext(ctx, `ROLLBACK`)
 }
 
-// inTx is InTx on SQLite: it queues the caller, runs fn in its turn and waits for the commit.
+// inTx is one attempt of InTx: it queues the caller, runs fn in its turn and waits for the commit.
 // ctx cancels the wait for a turn; once fn has started, the transaction runs to its end and its
 // answer is the commit's.
 func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error) error {
@@ -231,6 +349,7 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 		turn:     make(chan groupTurn, 1),
 		finished: make(chan memberOutcome, 1),
 		result:   make(chan error, 1),
+		last:     make(chan bool, 1),
 	}
 	select {
 	case g.requests <- m:
@@ -245,6 +364,9 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	}
 	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
 	tx.startAudit(ctx)
+	if g.engine == Postgres {
+		return g.runPgTurn(m, tx, fn)
+	}
 	return g.runTurn(m, turn.tx, tx, fn)
 }
 
@@ -266,11 +388,7 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 	}()
 	err := fn(tx)
 	if err == nil {
-		for _, before := range tx.beforeCommit {
-			if err = before(); err != nil {
-				break
-			}
-		}
+		err = tx.finish(ctx, true)
 	}
 	if err == nil {
 		err = tx.writeAudit(ctx)
@@ -289,6 +407,170 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 	return <-m.result
 }
 
+// runPgTurn is runTurn on PostgreSQL, where the member's savepoint is already open when its turn
+// comes (opened with BEGIN or by the previous member). fn and its BeforeCommit work run in it;
+// then one message writes the audit record, releases the savepoint and opens the next member's.
+// PostgreSQL refuses every statement of a transaction after one failed until the savepoint is
+// rolled back to, so a member that went on after a failed statement fails there, and is undone.
+// ROLLBACK TO keeps the savepoint open for the next member.
+func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error) error {
+	ctx := context.Background()
+	returned := false
+	defer func() {
+		if !returned { // fn panicked or called runtime.Goexit
+			m.finished <- g.undoPg(ctx, m, errors.New("a transaction of the batch panicked"))
+		}
+	}()
+	err := fn(tx)
+	if err == nil {
+		err = tx.finish(ctx, false)
+	}
+	var audit []any
+	if err == nil {
+		audit, err = tx.auditArgs()
+	}
+	returned = true
+	last, commitSent := false, false
+	if err == nil {
+		m.finished <- memberReady
+		last = <-m.last
+		commitSent, m.commitErr, err = g.endPgMember(ctx, tx, audit, last)
+	}
+	if err != nil {
+		m.finished <- g.undoPg(ctx, m, err)
+		return err
+	}
+	if commitSent {
+		m.finished <- memberCommitted
+	} else {
+		m.finished <- memberKept
+	}
+	return <-m.result
+}
+
+// endPgMember sends, in one round trip (a pgx batch), the statements the member queued with
+// ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and then
+// either the savepoint of the next member or, when it is the last of the batch, the batch's
+// COMMIT: a batch of one costs no round trip more than a transaction of its own. When the
+// message holds nothing but the two savepoint statements they go as one simple query.
+// PostgreSQL runs nothing after a failed statement. err is the failure of the member's own part
+// (the savepoint is then rolled back to); commitSent says the COMMIT ran, and commitErr is its
+// failure.
+func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any, last bool) (commitSent bool, commitErr, err error) {
+	const release = `RELEASE ` + memberSavepoint
+	const open = `SAVEPOINT ` + memberSavepoint
+	if !last && len(tx.atEnd) == 0 && audit == nil {
+		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
+			return false, nil, fmt.Errorf("commit: %w", err)
+		}
+		return false, nil, nil
+	}
+	whats := make([]string, 0, len(tx.atEnd)+3)
+	batch := &pgx.Batch{}
+	for _, q := range tx.atEnd {
+		batch.Queue(q.query, q.args...)
+		whats = append(whats, q.what)
+	}
+	if audit != nil {
+		batch.Queue(auditInsert, audit...)
+		whats = append(whats, "audit record")
+	}
+	batch.Queue(release)
+	whats = append(whats, "commit")
+	if last {
+		batch.Queue(`COMMIT`)
+	} else {
+		batch.Queue(open)
+	}
+	err = g.conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", driverConn)
+		}
+		results := pc.Conn().SendBatch(ctx, batch)
+		defer results.Close()
+		for _, what := range whats {
+			if _, err := results.Exec(); err != nil {
+				var pgErr *pgconn.PgError
+				if errors.As(err, &pgErr) && pgErr.Code == "25P02" { // fn went on after a failed statement
+					return fmt.Errorf("commit: the transaction was rolled back by the database: %w", err)
+				}
+				return fmt.Errorf("%s: %w", what, err)
+			}
+		}
+		tag, err := results.Exec() // the next member's SAVEPOINT, or the COMMIT
+		if last {
+			commitSent = true
+			if err == nil && tag.String() != "COMMIT" {
+				err = errors.New("the transaction was rolled back by the database")
+			}
+			commitErr = err
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("commit: %w", err)
+		}
+		return results.Close()
+	})
+	return commitSent, commitErr, err
+}
+
+// undoPg rolls a member's PostgreSQL savepoint back after cause, keeping the savepoint open for
+// the next member. It fails only when the connection is lost, which breaks the batch.
+func (g *groupCommitter) undoPg(ctx context.Context, m *groupMember, cause error) memberOutcome {
+	if err := pgExec(ctx, g.conn, `ROLLBACK`, `ROLLBACK TO `+memberSavepoint); err != nil {
+		m.broke = errors.Join(cause, err)
+		return batchBroken
+	}
+	return memberUndone
+}
+
+// pgExec runs query on the PostgreSQL connection conn in one message (several statements when
+// it has no arguments or asks for pgx.QueryExecModeSimpleProtocol) and fails unless PostgreSQL
+// answers the last of them with the command tag want: a COMMIT of an aborted transaction is
+// answered ROLLBACK.
+func pgExec(ctx context.Context, conn *sql.Conn, want, query string, args ...any) error {
+	return conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		if !ok {
+			return fmt.Errorf("not a pgx connection: %T", driverConn)
+		}
+		tag, err := pc.Conn().Exec(ctx, query, args...)
+		if err == nil && tag.String() != want {
+			err = errors.New("the transaction was rolled back by the database")
+		}
+		return err
+	})
+}
+
+// pgConnUnusable says whether the PostgreSQL connection the writer holds cannot carry the next
+// batch: it is still in a transaction (a ROLLBACK that never ran), or PostgreSQL closed it (see
+// peerClosed). No round trip.
+func pgConnUnusable(conn *sql.Conn) bool {
+	unusable := false
+	_ = conn.Raw(func(driverConn any) error {
+		pc, ok := driverConn.(*stdlib.Conn)
+		unusable = !ok || pc.Conn().PgConn().TxStatus() != 'I' || discardClosedConn(context.Background(), pc.Conn()) != nil
+		return nil
+	})
+	return unusable
+}
+
+// beginError is a failure to begin a batch's transaction, after begin tried a fresh connection
+// when the one it held failed (on PostgreSQL waiting up to pgConnectWait for the database): it is
+// not run again (see inTxRetried).
+type beginError struct{ err error }
+
+func (e *beginError) Error() string { return "begin transaction: " + e.err.Error() }
+func (e *beginError) Unwrap() error { return e.err }
+
+// commitError is a failure of a batch's COMMIT itself, after which its transaction may or may
+// not have been committed: it is never run again (see inTxRetried).
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }
+
 // undo rolls a member's savepoint back after cause (what made the member fail). It fails only
 // when SQLite has already rolled the whole transaction back (as it may on a full disk or an I/O
 // error, cause), which breaks the batch: cause is then what broke it.
@@ -304,13 +586,12 @@ func (m *groupMember) undo(ctx context.Context, sqlTx Querier, cause error) memb
 	return memberUndone
 }
 
-// GroupCommitStats counts SQLite commits and the write transactions they carried; both stay 0 on
-// PostgreSQL, where every transaction commits on its own.
+// GroupCommitStats counts the commits of batches and the write transactions they carried.
 type GroupCommitStats struct {
 	Commits      int64
 	Transactions int64
 	// Busy is the time the writer spent in batches, from its BEGIN to the answers of its COMMIT:
-	// against the wall time, how much of it SQLite's single writer was in use.
+	// against the wall time, how much of it the single writer was in use.
 	Busy time.Duration
 }
 

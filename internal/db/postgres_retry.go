@@ -19,15 +19,16 @@ const pgAttempts = 4
 // (seen on the loaded 2-core machine with a 1 ms wait).
 const pgRetryDelay = 5 * time.Millisecond
 
-// inTxRetried is InTx on PostgreSQL: fn in a transaction of its own, run again when the outcome
-// was a matter of timing, not of the request:
+// inTxRetried is InTx on PostgreSQL: fn in a member of a batch (see groupCommitter), run again
+// when the outcome was a matter of timing, not of the request:
 //   - PostgreSQL rolled it back for a deadlock (40P01) or a serialization failure (40001), outcomes
 //     of timing between concurrent transactions (of this replica or another): up to pgAttempts in
 //     all, further apart each time (see pgRetryDelay);
-//   - the connection failed before the COMMIT was sent, BEGIN included (PostgreSQL closed it: a
+//   - the connection failed after BEGIN and before the COMMIT was sent (PostgreSQL closed it: a
 //     restart, a terminated backend, a reset): once. Nothing of the transaction was committed,
-//     and the pool hands the next try another connection (see discardClosedConn), which waits
-//     for PostgreSQL to accept connections again (see patientConnector).
+//     and the writer begins the next batch on another connection (see groupCommitter.begin),
+//     which waits for PostgreSQL to accept connections again (see patientConnector). A BEGIN
+//     that fails has had its second try there already.
 //
 // A failure of the COMMIT itself is never run again: the transaction may have been committed. fn
 // may therefore run more than once: it must set, not accumulate, what it hands out of the
@@ -35,7 +36,7 @@ const pgRetryDelay = 5 * time.Millisecond
 func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
 	timingAttempts, retriedLost := 1, false
 	for {
-		err := d.inPgTx(ctx, fn)
+		err := d.inTxOnce(ctx, fn)
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return err
@@ -54,11 +55,13 @@ func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
 	}
 }
 
-// lostBeforeCommit says whether err is the connection failing (FaultUnavailable) before the
-// transaction's COMMIT was sent.
+// lostBeforeCommit says whether err is the connection failing (FaultUnavailable) after the
+// batch's BEGIN and before its COMMIT was sent. A BEGIN that failed is not: the writer already
+// tried it again on a fresh connection (see groupCommitter.begin).
 func lostBeforeCommit(err error) bool {
 	var commit *commitError
-	return FaultOf(err) == FaultUnavailable && !errors.As(err, &commit)
+	var begin *beginError
+	return FaultOf(err) == FaultUnavailable && !errors.As(err, &commit) && !errors.As(err, &begin)
 }
 
 // rolledBackForTiming says whether err is PostgreSQL's deadlock or serialization failure.

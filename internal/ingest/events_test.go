@@ -2,7 +2,9 @@ package ingest_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +67,24 @@ func TestEventsForTheNotificationCenter(t *testing.T) {
 			env.RootKey, `{"text":"looking"}`))
 		if s := take(); s != "CASES:commented" {
 			t.Fatalf("a comment handed %q", s)
+		}
+		// The comment's snapshot (made from the row its UPDATE returned, without reading the case
+		// again) is the case as GET answers it, but for the duration, which runs with the clock.
+		var snapshot string
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT snapshot FROM notification_events
+			WHERE kind = 'commented'`).Scan(&snapshot); err != nil {
+			t.Fatal(err)
+		}
+		got := apitest.Decode[map[string]any](t, env.JSON(t, http.MethodGet, "/mgmt/openapi/5/cases/cases/v1/"+opened.CaseID, env.RootKey, ""))
+		var recorded map[string]any
+		if err := json.Unmarshal([]byte(snapshot), &recorded); err != nil {
+			t.Fatal(err)
+		}
+		answered, _ := got["case"].(map[string]any)
+		delete(answered, "duration")
+		delete(recorded, "duration")
+		if !reflect.DeepEqual(recorded, answered) {
+			t.Errorf("the comment's snapshot\n%v\nis not the case GET answers\n%v", recorded, answered)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge",
 			env.RootKey, `{"incidentIds":["`+incident.ID+`","00000000-0000-4000-8000-000000000000"]}`), 404)

@@ -117,9 +117,9 @@ func applyCommand(ctx context.Context, args []string, getenv func(string) string
 type configurationPlan struct {
 	DryRun  bool `json:"dryRun"`
 	Changes []struct {
-		Area   string `json:"area"`
-		ID     string `json:"id"`
-		Name   string `json:"name"`
+		Area      string `json:"area"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
 		Action    string `json:"action"`
 		MatchedBy string `json:"matchedBy"`
 		Note      string `json:"note"`

@@ -51,7 +51,7 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 		server.SetAuthFailure(ctx, keyFailure(t.APIKey, err))
 		if s.operatorKey != "" && auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
 			// still a 401, and one that says what the caller holds
-			return nil, apierror.Unauthenticatedf("Authorization: this is the operator key, which authenticates the operator operations " +
+			return nil, apierror.Unauthenticatedf("Authorization: this is the operator key, which authenticates the operator operations "+
 				"(/admin/v1/…, the teams operations) only; %s needs an API key of a team", operation)
 		}
 		return nil, err

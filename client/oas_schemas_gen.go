@@ -15018,6 +15018,16 @@ type ConfigurationChange struct {
 	// The resource's name, when it has one.
 	Name   OptString                 `json:"name"`
 	Action ConfigurationChangeAction `json:"action"`
+	// How the document's resource was matched with the team's: `id`, or `name` for a resource the document
+	// gives no id whose name is that of exactly one resource of the area (and of no other resource of the
+	// document); absent for a create or a delete.
+	MatchedBy OptConfigurationChangeMatchedBy `json:"matchedBy"`
+	// Why a resource without an id was created although the team has one of its name.
+	Note OptString `json:"note"`
+	// For an update, each field that changes, by its path in the resource (`groups[0].rules[0].expr`),
+	// with its value before and after as JSON text; `before` is absent for a field added, `after` for a
+	// field removed. At most 100 are listed.
+	Fields []ConfigurationFieldChange `json:"fields"`
 }
 
 // GetArea returns the value of Area.
@@ -15040,6 +15050,21 @@ func (s *ConfigurationChange) GetAction() ConfigurationChangeAction {
 	return s.Action
 }
 
+// GetMatchedBy returns the value of MatchedBy.
+func (s *ConfigurationChange) GetMatchedBy() OptConfigurationChangeMatchedBy {
+	return s.MatchedBy
+}
+
+// GetNote returns the value of Note.
+func (s *ConfigurationChange) GetNote() OptString {
+	return s.Note
+}
+
+// GetFields returns the value of Fields.
+func (s *ConfigurationChange) GetFields() []ConfigurationFieldChange {
+	return s.Fields
+}
+
 // SetArea sets the value of Area.
 func (s *ConfigurationChange) SetArea(val string) {
 	s.Area = val
@@ -15058,6 +15083,21 @@ func (s *ConfigurationChange) SetName(val OptString) {
 // SetAction sets the value of Action.
 func (s *ConfigurationChange) SetAction(val ConfigurationChangeAction) {
 	s.Action = val
+}
+
+// SetMatchedBy sets the value of MatchedBy.
+func (s *ConfigurationChange) SetMatchedBy(val OptConfigurationChangeMatchedBy) {
+	s.MatchedBy = val
+}
+
+// SetNote sets the value of Note.
+func (s *ConfigurationChange) SetNote(val OptString) {
+	s.Note = val
+}
+
+// SetFields sets the value of Fields.
+func (s *ConfigurationChange) SetFields(val []ConfigurationFieldChange) {
+	s.Fields = val
 }
 
 type ConfigurationChangeAction string
@@ -15113,6 +15153,87 @@ func (s *ConfigurationChangeAction) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// How the document's resource was matched with the team's: `id`, or `name` for a resource the document
+// gives no id whose name is that of exactly one resource of the area (and of no other resource of the
+// document); absent for a create or a delete.
+type ConfigurationChangeMatchedBy string
+
+const (
+	ConfigurationChangeMatchedByID   ConfigurationChangeMatchedBy = "id"
+	ConfigurationChangeMatchedByName ConfigurationChangeMatchedBy = "name"
+)
+
+// AllValues returns all ConfigurationChangeMatchedBy values.
+func (ConfigurationChangeMatchedBy) AllValues() []ConfigurationChangeMatchedBy {
+	return []ConfigurationChangeMatchedBy{
+		ConfigurationChangeMatchedByID,
+		ConfigurationChangeMatchedByName,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConfigurationChangeMatchedBy) MarshalText() ([]byte, error) {
+	switch s {
+	case ConfigurationChangeMatchedByID:
+		return []byte(s), nil
+	case ConfigurationChangeMatchedByName:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConfigurationChangeMatchedBy) UnmarshalText(data []byte) error {
+	switch ConfigurationChangeMatchedBy(data) {
+	case ConfigurationChangeMatchedByID:
+		*s = ConfigurationChangeMatchedByID
+		return nil
+	case ConfigurationChangeMatchedByName:
+		*s = ConfigurationChangeMatchedByName
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConfigurationFieldChange
+type ConfigurationFieldChange struct {
+	Path   string    `json:"path"`
+	Before OptString `json:"before"`
+	After  OptString `json:"after"`
+}
+
+// GetPath returns the value of Path.
+func (s *ConfigurationFieldChange) GetPath() string {
+	return s.Path
+}
+
+// GetBefore returns the value of Before.
+func (s *ConfigurationFieldChange) GetBefore() OptString {
+	return s.Before
+}
+
+// GetAfter returns the value of After.
+func (s *ConfigurationFieldChange) GetAfter() OptString {
+	return s.After
+}
+
+// SetPath sets the value of Path.
+func (s *ConfigurationFieldChange) SetPath(val string) {
+	s.Path = val
+}
+
+// SetBefore sets the value of Before.
+func (s *ConfigurationFieldChange) SetBefore(val OptString) {
+	s.Before = val
+}
+
+// SetAfter sets the value of After.
+func (s *ConfigurationFieldChange) SetAfter(val OptString) {
+	s.After = val
 }
 
 // Ref: #/components/schemas/ConfigurationPlan
@@ -39088,6 +39209,52 @@ func (o OptCommonArmParams) Get() (v CommonArmParams, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCommonArmParams) Or(d CommonArmParams) CommonArmParams {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConfigurationChangeMatchedBy returns new OptConfigurationChangeMatchedBy with value set to v.
+func NewOptConfigurationChangeMatchedBy(v ConfigurationChangeMatchedBy) OptConfigurationChangeMatchedBy {
+	return OptConfigurationChangeMatchedBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigurationChangeMatchedBy is optional ConfigurationChangeMatchedBy.
+type OptConfigurationChangeMatchedBy struct {
+	Value ConfigurationChangeMatchedBy
+	Set   bool
+}
+
+// IsSet returns true if OptConfigurationChangeMatchedBy was set.
+func (o OptConfigurationChangeMatchedBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigurationChangeMatchedBy) Reset() {
+	var v ConfigurationChangeMatchedBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigurationChangeMatchedBy) SetTo(v ConfigurationChangeMatchedBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigurationChangeMatchedBy) Get() (v ConfigurationChangeMatchedBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigurationChangeMatchedBy) Or(d ConfigurationChangeMatchedBy) ConfigurationChangeMatchedBy {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -20582,6 +20582,24 @@ func (s *ConfigurationChange) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if value, ok := s.MatchedBy.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "matchedBy",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}
@@ -20597,6 +20615,17 @@ func (s ConfigurationChangeAction) Validate() error {
 	case "delete":
 		return nil
 	case "unchanged":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
+func (s ConfigurationChangeMatchedBy) Validate() error {
+	switch s {
+	case "id":
+		return nil
+	case "name":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)

@@ -20,8 +20,11 @@ const applyUsage = `usage: mgmtapi apply -f FILE [--dry-run] [--prune] [--verbos
 
 Makes the configuration of the key's team equal to the document in FILE (YAML or JSON, as
 mgmtapi export writes it; "-" reads standard input), in one transaction (POST /config/v1/apply),
-and prints the plan: + create, ~ update, - delete (with --prune only), and the number of
-resources left unchanged (listed with --verbose). With --dry-run nothing changes. The key needs
+and prints the plan: + create, ~ update (with each field that changes: ~ groups[0].rules[0].expr
+"a" → "b"), - delete (with --prune only), and the number of resources left unchanged (listed
+with --verbose). A resource without an id is the team's resource of the same name when exactly
+one of the area has that name (the plan says "matched by name"); otherwise it is created. With
+--dry-run nothing changes. The key needs
 org-settings:UpdateConfig and the write permission of every area the plan changes; it is read from --key or
 MGMTAPI_KEY and never printed. The URL is --url, else MGMTAPI_URL, else http://127.0.0.1:8080.
 
@@ -114,10 +117,17 @@ func applyCommand(ctx context.Context, args []string, getenv func(string) string
 type configurationPlan struct {
 	DryRun  bool `json:"dryRun"`
 	Changes []struct {
-		Area   string `json:"area"`
-		ID     string `json:"id"`
-		Name   string `json:"name"`
-		Action string `json:"action"`
+		Area      string `json:"area"`
+		ID        string `json:"id"`
+		Name      string `json:"name"`
+		Action    string `json:"action"`
+		MatchedBy string `json:"matchedBy"`
+		Note      string `json:"note"`
+		Fields    []struct {
+			Path   string  `json:"path"`
+			Before *string `json:"before"`
+			After  *string `json:"after"`
+		} `json:"fields"`
 	} `json:"changes"`
 	Summary struct {
 		Create, Update, Delete, Unchanged int
@@ -125,7 +135,9 @@ type configurationPlan struct {
 }
 
 // printPlan writes the plan as a diff, area by area: "+" create, "~" update, "-" delete, and "="
-// unchanged when verbose; then one line of totals.
+// unchanged when verbose; under an update, each field that changes (~ path "a" → "b", + added,
+// - removed), as terraform plan and kubectl diff show them; a resource without an id matched
+// with the team's by its name says so. Then one line of totals.
 func printPlan(w io.Writer, p configurationPlan, verbose bool) {
 	marks := map[string]string{"create": "+", "update": "~", "delete": "-", "unchanged": "="}
 	area := ""
@@ -154,11 +166,27 @@ func printPlan(w io.Writer, p configurationPlan, verbose bool) {
 		if c.ID == "" {
 			label = fmt.Sprintf("%q (id assigned by the server)", c.Name)
 		}
+		if c.MatchedBy == "name" {
+			label += ", matched by name"
+		}
+		if c.Note != "" {
+			label += " (" + c.Note + ")"
+		}
 		mark, ok := marks[c.Action]
 		if !ok {
 			mark = "?"
 		}
 		fmt.Fprintf(w, "  %s %s\n", mark, label)
+		for _, f := range c.Fields {
+			switch {
+			case f.Before == nil && f.After != nil:
+				fmt.Fprintf(w, "      + %s %s\n", f.Path, *f.After)
+			case f.After == nil && f.Before != nil:
+				fmt.Fprintf(w, "      - %s %s\n", f.Path, *f.Before)
+			case f.Before != nil:
+				fmt.Fprintf(w, "      ~ %s %s → %s\n", f.Path, *f.Before, *f.After)
+			}
+		}
 	}
 	flushArea()
 	verb := "Applied"

@@ -59,7 +59,7 @@ func TestApplyCommand(t *testing.T) {
 	}
 	write("recordingRuleSets:\n- {id: set-a, name: api v2, groups: []}\n")
 	out := mustRun("apply", "-f", file, "--prune")
-	for _, want := range []string{`  ~ "api v2" (set-a)`, `  - "db" (set-b)`, "Applied: 0 to create, 1 to update, 1 to delete, 0 unchanged."} {
+	for _, want := range []string{`  ~ "api v2" (set-a)` + "\n" + `      ~ name "api" → "api v2"` + "\n", `  - "db" (set-b)`, "Applied: 0 to create, 1 to update, 1 to delete, 0 unchanged."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("prune lacks %q:\n%s", want, out)
 		}
@@ -114,5 +114,36 @@ func TestApplyProgress(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), fmt.Sprintf("%d to create", progressThreshold)) {
 		t.Errorf("plan:\n%s", out.String())
+	}
+}
+
+// TestApplyCommandMatchesByName: a set without an id applied twice is one set, the second plan
+// says it was matched by name, and a change shows the field's path and its values.
+func TestApplyCommandMatchesByName(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{}, db.SQLite)
+	vars := map[string]string{"MGMTAPI_URL": env.URL, "MGMTAPI_KEY": env.RootKey}
+	file := filepath.Join(t.TempDir(), "team.yaml")
+	applyExpr := func(expr string) string {
+		t.Helper()
+		doc := "recordingRuleSets:\n- {name: Checkout error rate, groups: [{name: g, rules: [{record: r, expr: " + expr + "}]}]}\n"
+		if err := os.WriteFile(file, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, err := runOnce([]string{"apply", "-f", file, "--verbose"}, vars)
+		if err != nil {
+			t.Fatalf("apply: %v\n%s", err, errOut)
+		}
+		return out
+	}
+	applyExpr("a")
+	if out := applyExpr("a"); !strings.Contains(out, `  = "Checkout error rate" (`) || !strings.Contains(out, "), matched by name\n") ||
+		!strings.Contains(out, "0 to create, 0 to update, 0 to delete, 1 unchanged") {
+		t.Errorf("the same file again:\n%s", out)
+	}
+	if out := applyExpr("b"); !strings.Contains(out, "), matched by name\n"+`      ~ groups[0].rules[0].expr "a" → "b"`+"\n") {
+		t.Errorf("a changed expression:\n%s", out)
+	}
+	if out, _, _ := runOnce([]string{"export"}, vars); strings.Count(out, "Checkout error rate") != 1 {
+		t.Errorf("three applies of a set without an id left:\n%s", out)
 	}
 }

@@ -65,6 +65,9 @@ func serveBackupSocket(dataDir string, database *db.DB, logger *slog.Logger) (st
 	mux.HandleFunc("POST "+backupCopyPath, func(w http.ResponseWriter, r *http.Request) {
 		answerCopy(w, r, database, databasePath, logger)
 	})
+	mux.HandleFunc("POST "+keysCreatePath, func(w http.ResponseWriter, r *http.Request) {
+		answerKeysCreate(w, r, database, logger) // mgmtapi keys create
+	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(listener) }()
 	return func() { _ = srv.Close() }, nil

@@ -32,24 +32,48 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 		if err := checkDataDir(cfg.DataDir); err != nil {
 			return nil, err
 		}
+		dir, err := filepath.Abs(cfg.DataDir)
+		if err != nil {
+			return nil, fmt.Errorf("data dir %s: %w", cfg.DataDir, err)
+		}
+		file := filepath.Join(dir, sqliteFileName)
+		_, statErr := os.Stat(file)
+		isNew := errors.Is(statErr, os.ErrNotExist)
 		database, err := db.Open(ctx, db.Options{DataDir: cfg.DataDir, SharedFile: cfg.SQLiteSharedFile})
 		if err != nil {
 			if heldElsewhere(err) {
 				err = fmt.Errorf("%w (another process holds it: a running mgmtapi serve on this data dir?)", err)
 			}
-			return nil, fmt.Errorf("data dir %s: SQLite database %s: %w", cfg.DataDir, filepath.Join(cfg.DataDir, "mgmtapi.db"), err)
+			return nil, fmt.Errorf("data dir %s: SQLite database %s: %w", dir, file, err)
 		}
+		logDatabaseOpened(logger, isNew, "engine", "sqlite", "data_dir", dir, "file", file)
 		return database, nil
 	}
 	host := config.DatabaseHost(cfg.DatabaseURL)
 	if err := waitForPostgres(ctx, cfg.DatabaseURL, host, cfg.DatabaseWait, logger); err != nil {
 		return nil, err
 	}
+	isNew, err := postgresIsNew(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database %s: %w", host, err)
+	}
 	database, err := db.Open(ctx, db.Options{URL: cfg.DatabaseURL})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", host, err)
 	}
+	logDatabaseOpened(logger, isNew, "engine", "postgres", "host", host)
 	return database, nil
+}
+
+// logDatabaseOpened says at start which database the server uses, by its absolute path or host,
+// and whether this start created it: a server started from another directory than usual creates
+// a new ./data there, with a new team and key, and this line is where that shows.
+func logDatabaseOpened(logger *slog.Logger, isNew bool, attrs ...any) {
+	if isNew {
+		logger.Info("created a new database (none was there): a new default team and key follow", attrs...)
+		return
+	}
+	logger.Info("opened the existing database", attrs...)
 }
 
 // checkDataDir creates the data directory when it is absent and checks that a file can be created

@@ -8,7 +8,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -21,10 +23,12 @@ func healthcheckCommand(args []string) {
 	}
 }
 
-const healthcheckUsage = `usage: mgmtapi healthcheck [--url URL] [--timeout DURATION]
+const healthcheckUsage = `usage: mgmtapi healthcheck [--url BASE-URL] [--timeout DURATION]
 
-Exits 0 when GET URL answers 200, 1 otherwise (the reason is printed), 2 on a bad command line.
-The default URL is /healthz of the address in MGMTAPI_ADDR (127.0.0.1:8080 when unset), on the
+Exits 0 when GET BASE-URL/healthz answers 200, 1 otherwise (the reason is printed), 2 on a bad
+command line. --url is the server's base URL, as every other command takes it
+(http://127.0.0.1:8080); a URL whose path already ends in /healthz or /readyz is asked as it is.
+The default is /healthz of the address in MGMTAPI_ADDR (127.0.0.1:8080 when unset), on the
 loopback interface when that address is a wildcard, over HTTPS when MGMTAPI_TLS_CERT_FILE is set
 (the certificate is not verified for that derived loopback URL: the check asks whether this
 process serves, not who it is).
@@ -37,7 +41,7 @@ func healthcheck(args []string, getenv func(string) string, stderr io.Writer) in
 	fs := flag.NewFlagSet("healthcheck", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, healthcheckUsage) }
-	url := fs.String("url", "", "URL to GET; default: /healthz of MGMTAPI_ADDR")
+	url := fs.String("url", "", "base URL of the server (its /healthz is asked); default: /healthz of MGMTAPI_ADDR")
 	timeout := fs.Duration("timeout", 5*time.Second, "longest wait for the answer")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,7 +58,14 @@ func healthcheck(args []string, getenv func(string) string, stderr io.Writer) in
 		return 2
 	}
 	transport := http.DefaultTransport.(*http.Transport).Clone()
-	if *url == "" {
+	if *url != "" {
+		health, err := healthURLOf(*url)
+		if err != nil {
+			fmt.Fprintln(stderr, "mgmtapi healthcheck:", err)
+			return 2
+		}
+		*url = health
+	} else {
 		derived, err := healthcheckURL(getenv)
 		if err != nil {
 			fmt.Fprintln(stderr, "mgmtapi healthcheck:", err)
@@ -104,4 +115,20 @@ func healthcheckURL(getenv func(string) string) (string, error) {
 		scheme = "https"
 	}
 	return scheme + "://" + net.JoinHostPort(host, port) + "/healthz", nil
+}
+
+// healthURLOf is the URL healthcheck asks for --url: BASE/healthz for a base URL, or the URL
+// itself when its path already ends in /healthz or /readyz (the form --url took before it took
+// the base URL, still accepted).
+func healthURLOf(raw string) (string, error) {
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("--url %q: must be the server's base URL, http:// or https:// with a host (e.g. http://127.0.0.1:8080)", raw)
+	}
+	if strings.HasSuffix(u.Path, "/healthz") || strings.HasSuffix(u.Path, "/readyz") {
+		return u.String(), nil
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/healthz"
+	u.RawPath = ""
+	return u.String(), nil
 }

@@ -2,7 +2,8 @@
 //
 //	mgmtapi serve [flags]
 //	mgmtapi backup --to FILE | restore --from FILE
-//	mgmtapi healthcheck [--url URL]
+//	mgmtapi healthcheck [--url BASE-URL]
+//	mgmtapi keys create --team NAME|ID [--data-dir DIR | --database-url URL]
 //	mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
 //	mgmtapi export [--url URL] > team.yaml | apply -f team.yaml [--dry-run] [--prune]
 //	mgmtapi version
@@ -93,14 +94,16 @@ const shutdownGrace = 15 * time.Second
 // address once the server accepts connections.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
 	if len(args) == 0 {
-		config.Usage(stderr)
-		return usageError{errors.New("no command given; the commands are serve, backup, restore, export, apply, sync-rules, healthcheck, version and help")}
+		config.Commands(stderr) // serve --help lists the flags
+		return usageError{errors.New("no command given; the commands are serve, backup, restore, keys, export, apply, sync-rules, healthcheck, version and help")}
 	}
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], getenv, stdout, stderr, ready)
 	case "backup", "restore":
-		return backupCommand(ctx, args, getenv, stdout, stderr)
+		return helpIsNoError(backupCommand(ctx, args, getenv, stdout, stderr))
+	case "keys":
+		return keysCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "sync-rules":
 		return syncRulesCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "export":
@@ -114,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		config.Usage(stdout)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, export, apply, sync-rules, healthcheck, version and help (run mgmtapi --help)", args[0])}
+	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, keys, export, apply, sync-rules, healthcheck, version and help (run mgmtapi --help)", args[0])}
 }
 
 // helpIsNoError turns the flag package's answer to -h (the usage was printed) into success.

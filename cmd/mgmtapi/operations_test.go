@@ -54,7 +54,7 @@ func TestHelpExitsCleanlyAndListsEverything(t *testing.T) {
 	for _, args := range [][]string{{"bogus"}, {"--verbose"}, nil} {
 		_, _, err := runOnce(args, nil)
 		var usage usageError
-		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "the commands are serve, backup, restore, export, apply, sync-rules, healthcheck, version and help") {
+		if !errors.As(err, &usage) || !strings.Contains(err.Error(), "the commands are serve, backup, restore, keys, export, apply, sync-rules, healthcheck, version and help") {
 			t.Errorf("%v: error %v, want a usage error listing the commands", args, err)
 		}
 	}

@@ -25,7 +25,7 @@ import (
 const syncRulesUsage = `usage: mgmtapi sync-rules --url URL --dir DIR [--key KEY] [--reload-url URL] [--interval 30s] [--file NAME] [--once]
 
 Keeps a Prometheus rule file up to date with a team's rules: every interval it reads
-GET URL/config/v1/prometheus/rules with the team's key (metrics.recording-rules:ReadConfig; with the
+GET URL/config/v1/prometheus/rules with the team's key (with the
 last answer's ETag in If-None-Match, so an unchanged file is answered 304 and not transferred)
 and, when the answer differs from DIR/NAME, writes it there atomically (a temporary file in DIR, synced, then
 renamed over NAME) and POSTs the reload URL (a Prometheus started with --web.enable-lifecycle
@@ -33,8 +33,11 @@ answers /-/reload). It logs the groups added, removed and changed. A failed read
 logged and tried again at the next interval; the file is never emptied because the server could
 not be reached. Point Prometheus's rule_files at DIR/NAME.
 
-The key comes from --key, else MGMTAPI_KEY, else the file named by MGMTAPI_KEY_FILE; prefer the
-variables (a flag shows in the process list). The key is never printed.
+The key needs three permissions: metrics.recording-rules:ReadConfig (the recording rules),
+slo:ReadConfig (the SLOs' burn-rate rules) and alerts:ReadConfig (the alert definitions' rules);
+a key without one is answered 403 naming it. It comes from --key, else MGMTAPI_KEY, else the file
+named by MGMTAPI_KEY_FILE; prefer the variables (a flag shows in the process list). The key is
+never printed.
 
 `
 

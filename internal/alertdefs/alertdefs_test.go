@@ -164,7 +164,6 @@ func TestTypeSettledByTheBlock(t *testing.T) {
 			// No block: the type's empty block, stored and answered.
 			{`{"name":"b","type":"ALERT_DEF_TYPE_TRACING_IMMEDIATE"}`,
 				`{"name":"b","type":"ALERT_DEF_TYPE_TRACING_IMMEDIATE","tracingImmediate":{}}`},
-			{`{"name":"c"}`, `{"name":"c","type":"ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED","logsImmediate":{}}`},
 			{`{"name":"d","type":null,"logsImmediate":null,"analyticsImmediate":{"dataprimeQuery":{"query":"source logs"}}}`,
 				`{"name":"d","type":"ALERT_DEF_TYPE_ANALYTICS_IMMEDIATE","analyticsImmediate":{"dataprimeQuery":{"query":"source logs"}}}`},
 		} {
@@ -173,9 +172,15 @@ func TestTypeSettledByTheBlock(t *testing.T) {
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, defsPath, key, `{"alertDefProperties":{"name":"e","type":"ALERT_DEF_TYPE_LOGS_THRESHOLD"}}`),
 			http.StatusBadRequest, "alertDefProperties.logsThreshold.rules: required")
+		// Neither a block nor a type (or only the zero type, which says nothing): refused naming
+		// the one-of, not stored as logs-immediate.
+		for _, sent := range []string{`{"name":"c"}`, `{"name":"c","type":"ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED"}`} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, defsPath, key, `{"alertDefProperties":`+sent+`}`), http.StatusBadRequest,
+				"alertDefProperties: holds no type block; a definition holds exactly one of logsImmediate, logsThreshold,", "analyticsThreshold")
+		}
 
 		reader := env.MustKey(t, key, "alerts:ReadConfig")
-		d := apitest.Decode[written](t, env.JSON(t, http.MethodPost, defsPath, key, `{"accessPolicy":"{\"rules\":[]}","alertDefProperties":{"name":"p"}}`)).AlertDef
+		d := apitest.Decode[written](t, env.JSON(t, http.MethodPost, defsPath, key, `{"accessPolicy":"{\"rules\":[]}","alertDefProperties":{"name":"p","logsImmediate":{}}}`)).AlertDef
 		got := apitest.Decode[struct {
 			Access struct {
 				AccessPolicy string
@@ -185,7 +190,7 @@ func TestTypeSettledByTheBlock(t *testing.T) {
 		if got.Access.AccessPolicy != `{"rules":[]}` || !got.Access.Permissions.CanRead || got.Access.Permissions.CanManage {
 			t.Fatalf("access: %+v", got.Access)
 		}
-		env.JSON(t, http.MethodPut, defsPath, key, `{"id":"`+d.ID+`","accessPolicy":{"delete":{}},"alertDefProperties":{"name":"p"}}`)
+		env.JSON(t, http.MethodPut, defsPath, key, `{"id":"`+d.ID+`","accessPolicy":{"delete":{}},"alertDefProperties":{"name":"p","logsImmediate":{}}}`)
 		list := apitest.Decode[struct {
 			Access map[string]struct{ AccessPolicy *string }
 		}](t, env.JSON(t, http.MethodGet, defsPath+"?include_access_permissions=true", key, ""))

@@ -62,8 +62,8 @@ func Evaluated(t oas.AlertDefType) bool {
 
 // checkProperties checks what can be checked of p without the database and settles its type:
 // exactly one type block, which `type` (when sent and not its zero) must name; with no block,
-// `type` (the zero when not sent) chooses one, filled with its empty value, which must then
-// pass its type's checks. It sets p.Type to the block's type. path is where p is in the request
+// `type` chooses one, filled with its empty value, which must then pass its type's checks; with
+// neither (or the zero type, which says nothing), it is refused naming the one-of. It sets p.Type to the block's type. path is where p is in the request
 // (e.g. "alertDefProperties" or "alertDefsToCreate[2].alertDefProperties").
 //
 // Errors: Invalid naming the field and the rule.
@@ -81,10 +81,17 @@ func checkProperties(path string, p *oas.AlertDefProperties) error {
 	sent, hasType := p.Type.Get()
 	switch len(set) {
 	case 0:
-		t := zeroType
-		if hasType {
-			t = sent
+		if !hasType || sent == zeroType {
+			// Storing it as logs-immediate (the zero type) would pass a forgotten block off as
+			// a choice.
+			names := make([]string, len(blocks))
+			for i, b := range blocks {
+				names[i] = b.member
+			}
+			return apierror.Invalidf("%s: holds no type block; a definition holds exactly one of %s (or names a type other than %s in type, which gets its empty block)",
+				path, strings.Join(names, ", "), zeroType)
 		}
+		t := sent
 		for _, b := range blocks {
 			if b.typ == t {
 				b.fill()

@@ -326,7 +326,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
 				r = withPathRefusal(r, msg)
 			}
-			r.Body = scanBody(route.OperationID(), r.Body)
+			r.Body = watchUnknownFields(r.Context(), route.OperationID(), scanBody(route.OperationID(), r.Body))
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				r = a.withAudit(r, route)
 			}

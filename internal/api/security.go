@@ -28,7 +28,8 @@ type security struct {
 
 // HandleApiKey authenticates a team key and requires the operation's permission.
 //
-// Errors: Unauthenticated for a missing or unusable key; Forbidden for a request from an address
+// Errors: Unauthenticated for a missing or unusable key (the operator key, on an operation that
+// does not take it, is named as such); Forbidden for a request from an address
 // outside the key's team's enabled IP access ranges (ipaccess.Guard.Check), for a missing
 // permission, and for a send-data key on any operation but ingestion; LimitExceeded (429, with Retry-After) for
 // a key over its rate limit (--key-rate-limit, server.LimitKey); then Invalid for a path the
@@ -48,6 +49,11 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
 	if err != nil {
 		server.SetAuthFailure(ctx, keyFailure(t.APIKey, err))
+		if s.operatorKey != "" && auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
+			// still a 401, and one that says what the caller holds
+			return nil, apierror.Unauthenticatedf("Authorization: this is the operator key, which authenticates the operator operations "+
+				"(/admin/v1/…, the teams operations) only; %s needs an API key of a team", operation)
+		}
 		return nil, err
 	}
 	need := s.permissions[operation]

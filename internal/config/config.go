@@ -14,6 +14,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -657,26 +658,8 @@ func secret(name string, getenv func(string) string) (string, error) {
 
 // Usage writes the help of every command, flag and variable.
 func Usage(w io.Writer) {
-	fmt.Fprint(w, `mgmtapi serves the management API of an observability platform.
-
-Usage:
-  mgmtapi serve [flags]   serve the API until SIGTERM or Ctrl-C
-  mgmtapi backup --to FILE [--data-dir DIR] [--force]
-                          copy the SQLite database, online and consistent
-  mgmtapi restore --from FILE [--data-dir DIR] [--force]
-                          put a backup in place (the server must be stopped)
-  mgmtapi healthcheck [--url URL] [--timeout DURATION]
-                          exit 0 when /healthz answers 200 (for container images)
-  mgmtapi export [--url URL] [--format yaml|json] > team.yaml
-                          write the key's team's configuration (key: MGMTAPI_KEY)
-  mgmtapi apply -f FILE [--dry-run] [--prune] [--url URL]
-                          make the team's configuration equal to FILE, print the plan
-  mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
-                          keep a Prometheus rule file up to date with a team's
-                          rules (key in MGMTAPI_KEY; sync-rules --help for more)
-  mgmtapi version         print the version, VCS revision and Go version (also: --version)
-  mgmtapi help            print this help (also: -h, --help, serve --help)
-
+	Commands(w)
+	fmt.Fprint(w, `
 Flags of serve (each can also come from the variable shown; a flag wins over its variable):
 `)
 	for _, o := range options {
@@ -695,6 +678,36 @@ With neither --database-url nor MGMTAPI_DATABASE_URL, the data lives in SQLite u
 `)
 }
 
+// Commands writes the list of commands, one or two lines each: what a bare "mgmtapi" prints.
+func Commands(w io.Writer) {
+	fmt.Fprint(w, `mgmtapi serves the management API of an observability platform.
+
+Usage:
+  mgmtapi serve [flags]   serve the API until SIGTERM or Ctrl-C
+  mgmtapi backup --to FILE [--data-dir DIR] [--force]
+                          copy the SQLite database, online and consistent
+  mgmtapi restore --from FILE [--data-dir DIR] [--force]
+                          put a backup in place (the server must be stopped)
+  mgmtapi healthcheck [--url BASE-URL] [--timeout DURATION]
+                          exit 0 when /healthz answers 200 (for container images)
+  mgmtapi keys create --team NAME|ID [--data-dir DIR | --database-url URL]
+                          issue a new key for a team, straight in the database
+                          (a lost first-start key; the server may be running)
+  mgmtapi export [--url URL] [--format yaml|json] > team.yaml
+                          write the key's team's configuration (key: MGMTAPI_KEY)
+  mgmtapi apply -f FILE [--dry-run] [--prune] [--url URL]
+                          make the team's configuration equal to FILE, print the plan
+  mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
+                          keep a Prometheus rule file up to date with a team's
+                          rules (key in MGMTAPI_KEY; sync-rules --help for more)
+  mgmtapi version         print the version, VCS revision and Go version (also: --version)
+  mgmtapi help            print this list with serve's flags and variables
+                          (also: -h, --help, serve --help)
+
+Each command's --help says more.
+`)
+}
+
 // String shows the configuration with every secret masked.
 func (c Config) String() string {
 	mask := func(s string) string {
@@ -704,6 +717,9 @@ func (c Config) String() string {
 		return "(set)"
 	}
 	db := "sqlite in " + c.DataDir
+	if abs, err := filepath.Abs(c.DataDir); err == nil && abs != c.DataDir {
+		db += " (" + abs + ")" // the directory a relative path means, for one started elsewhere
+	}
 	if c.DatabaseURL != "" {
 		db = "postgres " + maskURL(c.DatabaseURL) + " wait=" + c.DatabaseWait.String()
 	}

@@ -184,11 +184,18 @@ func environment(ctx *exec.Context) *exec.Environment {
 }
 
 // compile parses src and hardens the tree. colShift is subtracted from first-line columns (a
-// condition is compiled inside "{{ ").
-func compile(src string, colShift int) (tpl *exec.Template, err error) {
+// condition is compiled inside "{{ "). A position in a template is named as the template's
+// ("the template's line 1, column 5: '}}' expected here"), so that the message, read after the
+// field's path, is not taken for a position in the request's body; a condition's keeps the form
+// "line 1, column 21" that the notification center's answers use.
+func compile(src string, colShift int, what string) (tpl *exec.Template, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			tpl, err = nil, newError(ReasonInvalid, "the source cannot be parsed: %v", p)
+			tpl, err = nil, newError(ReasonInvalid, "the %s cannot be parsed: %v", what, p)
+		}
+		var e *Error
+		if what == "template" && errors.As(err, &e) && e.Line > 0 && strings.HasPrefix(e.Message, "line ") {
+			e.Message = "the template's " + e.Message
 		}
 	}()
 	tpl, err = exec.NewTemplate(sourceName, gonjaConfig, loader{source: src}, environment(globals))
@@ -239,9 +246,17 @@ func checkSourceLen(src, what string) error {
 		line := 1 + strings.Count(src[:loc[0]], "\n")
 		col := 1 + utf8.RuneCountInString(src[strings.LastIndex(src[:loc[0]], "\n")+1:loc[0]])
 		return &Error{Reason: ReasonInvalid, Line: line, Column: col, Message: fmt.Sprintf(
-			"line %d, column %d: a digit followed by '.' and a non-ASCII character cannot be parsed; put a space after the dot", line, col)}
+			"%sline %d, column %d: a digit followed by '.' and a non-ASCII character cannot be parsed; put a space after the dot", positionOf(what), line, col)}
 	}
 	return nil
+}
+
+// positionOf is what a position in the source what is prefixed with (see compile).
+func positionOf(what string) string {
+	if what == "template" {
+		return "the template's "
+	}
+	return ""
 }
 
 var numberDotWide = regexp.MustCompile(`\p{Nd}\.[^\x00-\x7F]`)
@@ -254,7 +269,7 @@ func CheckTemplate(src string) error {
 	if err := checkSourceLen(src, "template"); err != nil {
 		return err
 	}
-	_, err := compile(src, 0)
+	_, err := compile(src, 0, "template")
 	return err
 }
 
@@ -267,7 +282,7 @@ func Render(src string, entity map[string]any) (string, error) {
 	if err := checkSourceLen(src, "template"); err != nil {
 		return "", err
 	}
-	tpl, err := compile(src, 0)
+	tpl, err := compile(src, 0, "template")
 	if err != nil {
 		return "", err
 	}
@@ -342,7 +357,7 @@ func compileCondition(src string) (*nodes.Output, error) {
 		return nil, &Error{Reason: ReasonInvalid, Message: "the condition is empty; write an expression such as alertDef.priority == 'P1', or true"}
 	}
 	// The condition is the inside of one {{ }} output, as the product documents it.
-	tpl, err := compile("{{ "+src+" }}", 3)
+	tpl, err := compile("{{ "+src+" }}", 3, "condition")
 	if err != nil {
 		// A position in the closing braces is the end of the condition.
 		var e *Error

@@ -156,7 +156,7 @@ func TestTemplateErrors(t *testing.T) {
 		msg    string
 		line   int
 	}{
-		{"{{ alertDef.name ", ReasonInvalid, "line 1, column", 1},
+		{"{{ alertDef.name ", ReasonInvalid, "the template's line 1, column", 1},
 		{"ok\n{% if x %}", ReasonInvalid, "line 2", 0},
 		{"{% include 'other.html' %}", ReasonInvalid, "include", 1},
 		{"{% extends 'base.html' %}", ReasonInvalid, "extends", 1},

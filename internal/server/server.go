@@ -12,6 +12,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -289,7 +290,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			level = slog.LevelDebug
 		}
 		if h.opts.AccessLog == AccessLogAll || h.opts.AccessLog == AccessLogErrors && (status >= 400 || level == slog.LevelDebug) {
-			h.logRequest(ctx, level, r, req, operation, status, rec.bytes, elapsed)
+			h.logRequest(ctx, level, r, req, operation, status, rec.bytes, elapsed, rec.refusal)
 		}
 	}()
 
@@ -345,17 +346,23 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // logRequest writes a request's access log line. A request with no key id was not authenticated
-// by a team key (a probe, a refused key, an operator request).
+// by a team key (a probe, a refused key, an operator request). A 4xx's line carries its reason:
+// the message of its {code, message} body (refusal), which names the field and the rule.
 func (h *Handler) logRequest(ctx context.Context, level slog.Level, r *http.Request, req *request, operation string,
-	status int, bytes int64, elapsed time.Duration) {
+	status int, bytes int64, elapsed time.Duration, refusal []byte) {
 	if !h.opts.Logger.Enabled(ctx, level) {
 		return
 	}
-	h.opts.Logger.LogAttrs(ctx, level, "request",
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.String("operation", operation), slog.Int("status", status),
 		slog.Int64("bytes", bytes), slog.Duration("duration", elapsed),
-		slog.String("client", r.RemoteAddr), slog.String("key_id", req.keyID))
+		slog.String("client", r.RemoteAddr), slog.String("key_id", req.keyID)}
+	if status >= 400 && status < 500 {
+		if reason := refusalReason(refusal); reason != "" {
+			attrs = append(attrs, slog.String("reason", reason))
+		}
+	}
+	h.opts.Logger.LogAttrs(ctx, level, "request", attrs...)
 }
 
 // isProbeOrScrape reports whether path is one of the routes that orchestrators and Prometheus
@@ -395,7 +402,12 @@ type statusRecorder struct {
 	// answered is set once the server answered from inside a body read (bodyguard.go): what the
 	// API writes after is dropped.
 	answered bool
+	// refusal is the start of a 4xx answer's body, whose message is the access log line's reason.
+	refusal []byte
 }
+
+// maxRefusalBytes bounds what statusRecorder keeps of a 4xx body for the access log.
+const maxRefusalBytes = 2048
 
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.answered {
@@ -416,7 +428,28 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	}
 	n, err := s.ResponseWriter.Write(b)
 	s.bytes += int64(n)
+	if s.status >= 400 && s.status < 500 && len(s.refusal) < maxRefusalBytes {
+		s.refusal = append(s.refusal, b[:min(n, maxRefusalBytes-len(s.refusal))]...)
+	}
 	return n, err
+}
+
+// maxReasonChars bounds the reason an access log line carries.
+const maxReasonChars = 300
+
+// refusalReason is the message of a refusal's {code, message} body, cut at maxReasonChars; "" when
+// the body is not one.
+func refusalReason(body []byte) string {
+	var refusal struct {
+		Message string `json:"message"`
+	}
+	if json.Unmarshal(body, &refusal) != nil {
+		return ""
+	}
+	if r := []rune(refusal.Message); len(r) > maxReasonChars {
+		return string(r[:maxReasonChars-1]) + "…"
+	}
+	return refusal.Message
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

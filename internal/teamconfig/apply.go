@@ -27,6 +27,27 @@ const (
 // Change is one line of a plan.
 type Change struct {
 	Area, ID, Name, Action string
+	// MatchedBy says how a create's or update's resource was matched with the team's: MatchedByID,
+	// MatchedByName (a document resource without an id, see matchByName), or "" for a create.
+	MatchedBy string
+	// Note says why a resource without an id is created although the team has one of its name.
+	Note string
+	// Fields are the fields an update changes (see diffFields).
+	Fields []FieldChange
+}
+
+// The ways a resource of the document is matched with the team's.
+const (
+	MatchedByID   = "id"
+	MatchedByName = "name"
+)
+
+// wantedArea is the document's resources of one area, prepared, with what matching by name needs:
+// each one's document and whether it gave an id.
+type wantedArea struct {
+	list   []Resource
+	docs   []json.RawMessage
+	gaveID []bool
 }
 
 // compareIDs orders ids as text, and integer ids (views, custom roles) as numbers.
@@ -80,15 +101,17 @@ func (h *Handler) export(ctx context.Context, q db.Querier, caller *auth.Princip
 func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc document, dryRun, prune bool) ([]Change, error) {
 	// Decoding and the checks that read nothing are done before the transaction (on SQLite write
 	// transactions run one after another).
-	desired := map[string][]Resource{}
+	desired := map[string]wantedArea{}
 	for _, a := range h.areas {
 		items, ok := doc.areas[a.Key()]
 		if !ok {
 			continue
 		}
 		list := make([]Resource, 0, len(items))
+		gaveID := make([]bool, 0, len(items))
 		seen := map[string]int{}
 		for i, item := range items {
+			gaveID = append(gaveID, hasID(item))
 			r, err := a.Prepare(ctx, item, h.db.NewID)
 			if err != nil {
 				return nil, h.located(a, i, nameOf(item), err)
@@ -99,7 +122,7 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 			seen[r.ID] = i
 			list = append(list, r)
 		}
-		desired[a.Key()] = list
+		desired[a.Key()] = wantedArea{list: list, docs: items, gaveID: gaveID}
 	}
 	var plan []Change
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -137,7 +160,7 @@ type areaPlan struct {
 // in reverse document order, so that a limit counts what stays), then the creates and replaces
 // (areas in document order, so that what a resource refers to is there first; within an area in
 // document order or a PutOrderer's), then the deletes of DeletesLast areas (what the others referred to).
-func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principal, desired map[string][]Resource, prune bool) ([]Change, error) {
+func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principal, desired map[string]wantedArea, prune bool) ([]Change, error) {
 	var plans []areaPlan
 	var all []Change
 	for _, a := range h.areas {
@@ -145,7 +168,7 @@ func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principa
 		if !ok {
 			continue
 		}
-		p, err := planArea(ctx, tx, caller, a, want, prune)
+		p, err := planArea(ctx, tx, caller, a, want, prune, h.db.NewID)
 		if err != nil {
 			return nil, err
 		}
@@ -216,12 +239,14 @@ func putOrder(p areaPlan) []int {
 // is created, updated or unchanged; with prune, one the team has and want lacks is deleted.
 //
 // Errors: Forbidden when the plan changes the area and the caller lacks its write permission.
-func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, want []Resource, prune bool) (areaPlan, error) {
-	p := areaPlan{area: a, want: want}
+func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, wanted wantedArea, prune bool, newID func() string) (areaPlan, error) {
+	p := areaPlan{area: a}
 	current, err := a.Export(ctx, tx, caller.TeamID)
 	if err != nil {
 		return p, fmt.Errorf("read %s: %w", a.Key(), err)
 	}
+	want, matched, notes := matchByName(ctx, a, wanted, current, newID)
+	p.want = want
 	byID := make(map[string]Resource, len(current))
 	for _, r := range current {
 		byID[r.ID] = r
@@ -232,16 +257,24 @@ func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, wa
 		byID[want[0].ID] = current[0]
 	}
 	kept := map[string]bool{}
-	for _, r := range want {
+	for i, r := range want {
 		kept[r.ID] = true
-		action := ActionCreate
+		change := Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionCreate, Note: notes[i]}
 		if cur, ok := byID[r.ID]; ok {
-			action = ActionUpdate
+			change.Action, change.MatchedBy = ActionUpdate, MatchedByID
+			if matched[i] {
+				change.MatchedBy = MatchedByName
+			}
 			if c, ok := a.(Comparer); ok && c.Unchanged(cur, r) || sameJSON(cur.Doc, r.Doc) {
-				action = ActionUnchanged
+				change.Action = ActionUnchanged
+			} else if fields, ok := diffFields(cur.Doc, r.Doc, wanted.docs[i]); ok && len(fields) == 0 {
+				// only ids the server drew for parts the document gives none (a set's groups)
+				change.Action = ActionUnchanged
+			} else {
+				change.Fields = fields
 			}
 		}
-		p.puts = append(p.puts, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: action})
+		p.puts = append(p.puts, change)
 	}
 	if _, single := a.(Single); prune && !single {
 		// Newest first (server-made ids grow with time): a resource that refers to another of its
@@ -328,4 +361,217 @@ func sameJSON(a, b []byte) bool {
 		return false
 	}
 	return reflect.DeepEqual(x, y)
+}
+
+// hasID reports whether a resource document gives an id (a non-null "id" field).
+func hasID(doc []byte) bool {
+	var field struct {
+		ID json.RawMessage `json:"id"`
+	}
+	return json.Unmarshal(doc, &field) == nil && len(field.ID) > 0 && string(field.ID) != "null"
+}
+
+// matchByName gives the document's resources that have no id the id of the team's resource of
+// the same name, where that name is unique: exactly one of the team's resources of the area has
+// it, no other resource of the document has it, and no resource of the document names that id.
+// Without it a resource added to a file without an id would be created again by every apply. A
+// matched resource is prepared again from its document with that id (matched[i] is true); a
+// resource left unmatched although the team has its name gets a note saying why (notes[i]).
+// Single areas match their one resource already (planArea).
+func matchByName(ctx context.Context, a Area, wanted wantedArea, current []Resource, newID func() string) (want []Resource, matched []bool, notes []string) {
+	want = slices.Clone(wanted.list)
+	matched = make([]bool, len(want))
+	notes = make([]string, len(want))
+	if _, single := a.(Single); single {
+		return want, matched, notes
+	}
+	teamNamed := map[string][]Resource{}
+	for _, r := range current {
+		if r.Name != "" {
+			teamNamed[r.Name] = append(teamNamed[r.Name], r)
+		}
+	}
+	docNamed := map[string]int{}
+	givenIDs := map[string]bool{}
+	for i, r := range want {
+		docNamed[r.Name]++
+		if wanted.gaveID[i] {
+			givenIDs[r.ID] = true
+		}
+	}
+	for i, r := range want {
+		if wanted.gaveID[i] || r.Name == "" || len(teamNamed[r.Name]) == 0 {
+			continue
+		}
+		same := teamNamed[r.Name]
+		switch {
+		case len(same) > 1:
+			notes[i] = fmt.Sprintf("no id, and %d resources of the team have this name: created (give the id to update one)", len(same))
+			continue
+		case docNamed[r.Name] > 1:
+			notes[i] = fmt.Sprintf("no id, and %d resources of the document have this name: created (give the id to update one)", docNamed[r.Name])
+			continue
+		case givenIDs[same[0].ID]:
+			notes[i] = fmt.Sprintf("no id, and the team's resource of this name is the document's %q already: created", same[0].ID)
+			continue
+		}
+		var stored struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(same[0].Doc, &stored) != nil || len(stored.ID) == 0 {
+			continue // the area's documents carry no id field
+		}
+		doc, err := withRawField(wanted.docs[i], "id", stored.ID)
+		if err != nil {
+			continue
+		}
+		r2, err := a.Prepare(ctx, doc, newID)
+		if err != nil || r2.ID != same[0].ID {
+			continue
+		}
+		want[i], matched[i] = r2, true
+	}
+	return want, matched, notes
+}
+
+// withRawField returns the JSON object doc with its field name set to value.
+func withRawField(doc []byte, name string, value json.RawMessage) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
+		return nil, err
+	}
+	fields[name] = value
+	return json.Marshal(fields)
+}
+
+// FieldChange is one field an update changes: its path in the resource and its value before and
+// after, as JSON text; Before is "" for a field added, After "" for one removed.
+type FieldChange struct {
+	Path, Before, After string
+}
+
+// Bounds of the field changes a plan lists: the fields per resource, and the characters of a
+// value shown (a longer one is cut, ending in "…").
+const (
+	maxFieldChanges = 100
+	maxFieldValue   = 200
+)
+
+// diffFields lists the fields whose values differ between two resource documents, depth first,
+// object keys in order, as paths like groups[0].rules[0].expr: what terraform plan and kubectl
+// diff show. An array whose length changes is compared item by item, and the items beyond the
+// shorter one are added or removed. given is the resource as the applied document gives it: an
+// "id" below the top level that it does not give is one the server draws (a recording-rule
+// group's), and a difference there is no change the document asks for, so it is not listed.
+// ok is false when a document is not JSON.
+func diffFields(before, after, given []byte) (_ []FieldChange, ok bool) {
+	var x, y, g any
+	for _, d := range []struct {
+		doc  []byte
+		into *any
+	}{{before, &x}, {after, &y}, {given, &g}} {
+		dec := json.NewDecoder(bytes.NewReader(d.doc))
+		dec.UseNumber()
+		if dec.Decode(d.into) != nil {
+			return nil, false
+		}
+	}
+	var out []FieldChange
+	var walk func(path string, x, y, g any, hasX, hasY, hasG bool)
+	walk = func(path string, x, y, g any, hasX, hasY, hasG bool) {
+		if len(out) >= maxFieldChanges {
+			return
+		}
+		xo, xObj := x.(map[string]any)
+		yo, yObj := y.(map[string]any)
+		gObj, _ := g.(map[string]any)
+		if hasX && hasY && xObj && yObj {
+			keys := make([]string, 0, len(xo)+len(yo))
+			for k := range xo {
+				keys = append(keys, k)
+			}
+			for k := range yo {
+				if _, ok := xo[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				xv, hx := xo[k]
+				yv, hy := yo[k]
+				gv, hg := gObj[k]
+				if k == "id" && path != "" && !hg {
+					continue // drawn by the server, not given by the document
+				}
+				walk(joinPath(path, k), xv, yv, gv, hx, hy, hg)
+			}
+			return
+		}
+		xa, xArr := x.([]any)
+		ya, yArr := y.([]any)
+		ga, _ := g.([]any)
+		if hasX && hasY && xArr && yArr {
+			for i := range max(len(xa), len(ya)) {
+				var xv, yv, gv any
+				if i < len(xa) {
+					xv = xa[i]
+				}
+				if i < len(ya) {
+					yv = ya[i]
+				}
+				if i < len(ga) {
+					gv = ga[i]
+				}
+				walk(fmt.Sprintf("%s[%d]", path, i), xv, yv, gv, i < len(xa), i < len(ya), i < len(ga))
+			}
+			return
+		}
+		if hasX && hasY && reflect.DeepEqual(x, y) {
+			return
+		}
+		c := FieldChange{Path: path}
+		if hasX {
+			c.Before = shownValue(x)
+		}
+		if hasY {
+			c.After = shownValue(y)
+		}
+		out = append(out, c)
+	}
+	walk("", x, y, g, true, true, true)
+	return out, true
+}
+
+// joinPath appends an object key to a field path: .key, or ["key"] when the key is not a plain
+// name.
+func joinPath(path, key string) string {
+	plain := key != ""
+	for i, c := range key {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			plain = false
+			break
+		}
+	}
+	if !plain {
+		b, _ := json.Marshal(key)
+		return path + "[" + string(b) + "]"
+	}
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// shownValue is a value as compact JSON text, cut at maxFieldValue characters.
+func shownValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	if r := []rune(string(b)); len(r) > maxFieldValue {
+		return string(r[:maxFieldValue-1]) + "…"
+	}
+	return string(b)
 }

@@ -86,6 +86,22 @@ func (h *Handler) ApplyDocument(ctx context.Context, body []byte, dryRun, prune 
 		if c.Name != "" {
 			change.Name = oas.NewOptString(c.Name)
 		}
+		if c.MatchedBy != "" {
+			change.MatchedBy = oas.NewOptConfigurationChangeMatchedBy(oas.ConfigurationChangeMatchedBy(c.MatchedBy))
+		}
+		if c.Note != "" {
+			change.Note = oas.NewOptString(c.Note)
+		}
+		for _, f := range c.Fields {
+			field := oas.ConfigurationFieldChange{Path: f.Path}
+			if f.Before != "" {
+				field.Before = oas.NewOptString(f.Before)
+			}
+			if f.After != "" {
+				field.After = oas.NewOptString(f.After)
+			}
+			change.Fields = append(change.Fields, field)
+		}
 		plan.Changes = append(plan.Changes, change)
 		switch c.Action {
 		case ActionCreate:

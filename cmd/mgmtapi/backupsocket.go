@@ -117,42 +117,59 @@ func answerCopy(w http.ResponseWriter, r *http.Request, database *db.DB, databas
 // into. served=false, with no error, when no server answers there (no socket, or one a stopped
 // server left): the caller then opens the database itself.
 func copyThroughServer(ctx context.Context, dataDir, into string) (served bool, err error) {
-	path := filepath.Join(dataDir, backupSocketName)
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		return false, nil
+	served, status, answer, err := askServer(ctx, dataDir, backupCopyPath, backupCopyRequest{Into: into})
+	if !served || err != nil {
+		return served, err
+	}
+	if status != http.StatusOK {
+		return false, fmt.Errorf("the server on %s refused the copy (%d): %s", filepath.Join(dataDir, backupSocketName), status, refusalMessage(answer))
+	}
+	return true, nil
+}
+
+// askServer POSTs req as JSON to path on the socket of the server that serves dataDir, and
+// answers its status and (at most 64 KiB of) its body. served=false, with no error, when no server
+// answers there (no socket, or one a stopped server left).
+func askServer(ctx context.Context, dataDir, path string, req any) (served bool, status int, answer []byte, err error) {
+	socket := filepath.Join(dataDir, backupSocketName)
+	if _, err := os.Lstat(socket); errors.Is(err, os.ErrNotExist) {
+		return false, 0, nil, nil
 	}
 	var dialer net.Dialer
-	conn, err := dialer.DialContext(ctx, "unix", path)
+	conn, err := dialer.DialContext(ctx, "unix", socket)
 	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
-		return false, nil
+		return false, 0, nil, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("ask the server on %s: %w", path, err)
+		return false, 0, nil, fmt.Errorf("ask the server on %s: %w", socket, err)
 	}
 	client := &http.Client{Transport: &http.Transport{
 		DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil },
 	}}
 	defer client.CloseIdleConnections()
-	body, _ := json.Marshal(backupCopyRequest{Into: into})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mgmtapi"+backupCopyPath, bytes.NewReader(body))
+	body, _ := json.Marshal(req)
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mgmtapi"+path, bytes.NewReader(body))
 	if err != nil {
-		return false, err
+		return false, 0, nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(req)
+	httpReq.Header.Set("Content-Type", "application/json")
+	res, err := client.Do(httpReq)
 	if err != nil {
-		return false, fmt.Errorf("ask the server on %s: %w", path, err)
+		return false, 0, nil, fmt.Errorf("ask the server on %s: %w", socket, err)
 	}
 	defer res.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	if res.StatusCode != http.StatusOK {
-		var refusal struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(answer, &refusal) != nil || refusal.Message == "" {
-			refusal.Message = string(bytes.TrimSpace(answer))
-		}
-		return false, fmt.Errorf("the server on %s refused the copy (%d): %s", path, res.StatusCode, refusal.Message)
+	answer, _ = io.ReadAll(io.LimitReader(res.Body, 64<<10))
+	return true, res.StatusCode, answer, nil
+}
+
+// refusalMessage is the message of a refusal the server's socket answered (its JSON body's
+// message, else the body itself).
+func refusalMessage(answer []byte) string {
+	var refusal struct {
+		Message string `json:"message"`
 	}
-	return true, nil
+	if json.Unmarshal(answer, &refusal) != nil || refusal.Message == "" {
+		return string(bytes.TrimSpace(answer))
+	}
+	return refusal.Message
 }

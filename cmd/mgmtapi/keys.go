@@ -10,11 +10,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -220,46 +218,17 @@ func answerKeysCreate(w http.ResponseWriter, r *http.Request, database *db.DB, l
 // served=false, with no error, when no server answers there: the caller then opens the database
 // itself.
 func createKeyThroughServer(ctx context.Context, dataDir string, req keysCreateRequest, out *keyCreated) (served bool, err error) {
-	path := filepath.Join(dataDir, backupSocketName)
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	var dialer net.Dialer
-	conn, err := dialer.DialContext(ctx, "unix", path)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("ask the server on %s: %w", path, err)
-	}
-	client := &http.Client{Transport: &http.Transport{
-		DialContext: func(context.Context, string, string) (net.Conn, error) { return conn, nil },
-	}}
-	defer client.CloseIdleConnections()
-	body, _ := json.Marshal(req)
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://mgmtapi"+keysCreatePath, bytes.NewReader(body))
-	if err != nil {
+	served, status, answer, err := askServer(ctx, dataDir, keysCreatePath, req)
+	if !served || err != nil {
 		return false, err
 	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	res, err := client.Do(httpReq)
-	if err != nil {
-		return false, fmt.Errorf("ask the server on %s: %w", path, err)
-	}
-	defer res.Body.Close()
-	answer, _ := io.ReadAll(io.LimitReader(res.Body, 64<<10))
-	if res.StatusCode == http.StatusNotFound && !bytes.Contains(answer, []byte(`"code"`)) {
+	path := filepath.Join(dataDir, backupSocketName)
+	if status == http.StatusNotFound && !bytes.Contains(answer, []byte(`"code"`)) {
 		// a server of an earlier version, whose socket copies only
 		return false, fmt.Errorf("the server on %s cannot issue keys (an earlier version); stop it, then run this again", path)
 	}
-	if res.StatusCode != http.StatusOK {
-		var refusal struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(answer, &refusal) != nil || refusal.Message == "" {
-			refusal.Message = string(bytes.TrimSpace(answer))
-		}
-		return false, errors.New(refusal.Message)
+	if status != http.StatusOK {
+		return false, errors.New(refusalMessage(answer))
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
 		return false, fmt.Errorf("the server on %s answered no key: %w", path, err)

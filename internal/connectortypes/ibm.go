@@ -41,7 +41,7 @@ type ibmEventNotifications struct{}
 // checkCRN requires an Event Notifications instance's CRN: its service name and an instance id.
 func checkCRN(v string) error {
 	if _, ok := crnInstance(v); !ok {
-		return errors.New("must be the CRN of an Event Notifications instance: crn:v1:<cloud>:<type>:event-notifications:<region>:a/<account>:<instance id>::")
+		return errors.New("must be the CRN of an Event Notifications instance (crn:v1:<cloud>:<type>:event-notifications:<region>:a/<account>:<instance id>::, its instance id in the eighth part)")
 	}
 	return nil
 }

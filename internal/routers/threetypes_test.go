@@ -191,13 +191,10 @@ func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 		deadline := time.Now().Add(time.Minute)
 		for {
 			rc.mu.Lock()
-			var iios, sns []wireRequest
+			var iios []wireRequest
 			for _, r := range rc.got {
-				switch r.Path {
-				case iioPath:
+				if r.Path == iioPath {
 					iios = append(iios, r)
-				case snPath:
-					sns = append(sns, r)
 				}
 			}
 			rc.mu.Unlock()

@@ -92,8 +92,16 @@ func TestComposePerConnectorType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "customDetails") {
 		t.Fatalf("a JSON field that is not an object: %v", err)
 	}
-	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeIBMEVENTNOTIFICATIONS, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
-		t.Fatalf("IBM Event Notifications: %v", err)
+	// IBM Event Notifications goes through the IBM webhook type's delivery, to the instance the
+	// CRN names.
+	ibm, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeIBMEVENTNOTIFICATIONS, map[string]string{
+		"instanceCrn": "crn:v1:bluemix:public:event-notifications:eu-de:a/acc:inst-7::", "region": "eu-de", "sourceId": "src"}), nil, alert)
+	if err != nil || ibm.Type != delivery.Webhook || ibm.WebhookType != "IBM_EVENT_NOTIFICATIONS" ||
+		ibm.WebhookSettings["eventNotificationsInstanceId"] != "inst-7" || ibm.WebhookSettings["regionId"] != "eu-de" || ibm.Webhook == nil {
+		t.Fatalf("IBM Event Notifications: %+v, %v", ibm, err)
+	}
+	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
+		t.Fatalf("a connector of no type: %v", err)
 	}
 }
 

@@ -117207,6 +117207,12 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.OutgoingWebhooks != nil {
+			e.FieldStart("outgoingWebhooks")
+			s.OutgoingWebhooks.Encode(e)
+		}
+	}
+	{
 		if s.Connectors != nil {
 			e.FieldStart("connectors")
 			s.Connectors.Encode(e)
@@ -117418,46 +117424,47 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [39]string{
+var jsonFieldsNameOfTeamConfiguration = [40]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
 	3:  "notificationPresetDefaults",
-	4:  "connectors",
-	5:  "routers",
-	6:  "parsingRuleGroups",
-	7:  "policies",
-	8:  "policySettings",
-	9:  "quotaRuleSet",
-	10: "retentionTags",
-	11: "retentionTagsEnabled",
-	12: "customRoles",
-	13: "viewFolders",
-	14: "views",
-	15: "dashboardFolders",
-	16: "dashboards",
-	17: "defaultDashboard",
-	18: "dashboardPins",
-	19: "extensionDeployments",
-	20: "slos",
-	21: "events2metrics",
-	22: "caseSettings",
-	23: "alertDefinitions",
-	24: "alertSchedulerRules",
-	25: "actions",
-	26: "logsArchiveTarget",
-	27: "metricsArchive",
-	28: "enrichmentDataSets",
-	29: "enrichments",
-	30: "ipAccess",
-	31: "aiApplications",
-	32: "aiModelPricing",
-	33: "aiEvaluations",
-	34: "aiCustomEvaluations",
-	35: "scopes",
-	36: "groups",
-	37: "integrations",
-	38: "contextualDataIntegrations",
+	4:  "outgoingWebhooks",
+	5:  "connectors",
+	6:  "routers",
+	7:  "parsingRuleGroups",
+	8:  "policies",
+	9:  "policySettings",
+	10: "quotaRuleSet",
+	11: "retentionTags",
+	12: "retentionTagsEnabled",
+	13: "customRoles",
+	14: "viewFolders",
+	15: "views",
+	16: "dashboardFolders",
+	17: "dashboards",
+	18: "defaultDashboard",
+	19: "dashboardPins",
+	20: "extensionDeployments",
+	21: "slos",
+	22: "events2metrics",
+	23: "caseSettings",
+	24: "alertDefinitions",
+	25: "alertSchedulerRules",
+	26: "actions",
+	27: "logsArchiveTarget",
+	28: "metricsArchive",
+	29: "enrichmentDataSets",
+	30: "enrichments",
+	31: "ipAccess",
+	32: "aiApplications",
+	33: "aiModelPricing",
+	34: "aiEvaluations",
+	35: "aiCustomEvaluations",
+	36: "scopes",
+	37: "groups",
+	38: "integrations",
+	39: "contextualDataIntegrations",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -117504,6 +117511,15 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"notificationPresetDefaults\"")
+			}
+		case "outgoingWebhooks":
+			if err := func() error {
+				if err := s.OutgoingWebhooks.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"outgoingWebhooks\"")
 			}
 		case "connectors":
 			if err := func() error {

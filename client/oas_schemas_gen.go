@@ -60588,10 +60588,10 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
 // `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard`, `caseSettings`, `aiModelPricing`,
-// `ipAccess`, `logsArchiveTarget` and `metricsArchive` are single objects. Connectors' secrets are
-// exported as `********`, which an apply reads as "keep the stored value"; integration instances'
-// secrets are exported as `sensitiveData: {}` and their API keys by id, read alike. An area left out
-// is not touched by an apply.
+// `ipAccess`, `logsArchiveTarget` and `metricsArchive` are single objects. Connectors' and outgoing
+// webhooks' secrets are exported as `********`, which an apply reads as "keep the stored value";
+// integration instances' secrets are exported as `sensitiveData: {}` and their API keys by id, read
+// alike. An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -60599,6 +60599,7 @@ type TeamConfiguration struct {
 	RecordingRuleSets          ConfigurationResources      `json:"recordingRuleSets"`
 	NotificationPresets        ConfigurationResources      `json:"notificationPresets"`
 	NotificationPresetDefaults ConfigurationResources      `json:"notificationPresetDefaults"`
+	OutgoingWebhooks           ConfigurationResources      `json:"outgoingWebhooks"`
 	Connectors                 ConfigurationResources      `json:"connectors"`
 	Routers                    ConfigurationResources      `json:"routers"`
 	ParsingRuleGroups          ConfigurationResources      `json:"parsingRuleGroups"`
@@ -60654,6 +60655,11 @@ func (s *TeamConfiguration) GetNotificationPresets() ConfigurationResources {
 // GetNotificationPresetDefaults returns the value of NotificationPresetDefaults.
 func (s *TeamConfiguration) GetNotificationPresetDefaults() ConfigurationResources {
 	return s.NotificationPresetDefaults
+}
+
+// GetOutgoingWebhooks returns the value of OutgoingWebhooks.
+func (s *TeamConfiguration) GetOutgoingWebhooks() ConfigurationResources {
+	return s.OutgoingWebhooks
 }
 
 // GetConnectors returns the value of Connectors.
@@ -60849,6 +60855,11 @@ func (s *TeamConfiguration) SetNotificationPresets(val ConfigurationResources) {
 // SetNotificationPresetDefaults sets the value of NotificationPresetDefaults.
 func (s *TeamConfiguration) SetNotificationPresetDefaults(val ConfigurationResources) {
 	s.NotificationPresetDefaults = val
+}
+
+// SetOutgoingWebhooks sets the value of OutgoingWebhooks.
+func (s *TeamConfiguration) SetOutgoingWebhooks(val ConfigurationResources) {
+	s.OutgoingWebhooks = val
 }
 
 // SetConnectors sets the value of Connectors.

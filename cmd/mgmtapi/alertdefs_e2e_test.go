@@ -51,14 +51,20 @@ func (g *gauge) set(service string, v float64) {
 // wait a second or so).
 func eventually(t *testing.T, what string, check func() string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
+	eventuallyWithin(t, what, 2*time.Minute, check)
+}
+
+// eventuallyWithin is eventually with another deadline.
+func eventuallyWithin(t *testing.T, what string, within time.Duration, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		problem := check()
 		if problem == "" {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: after two minutes, %s", what, problem)
+			t.Fatalf("%s: after %s, %s", what, within, problem)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

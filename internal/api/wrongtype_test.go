@@ -58,6 +58,9 @@ func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 				if wrong == nil {
 					continue
 				}
+				if hint, ok := schema["x-type-hint"].(string); ok {
+					typ += " (" + hint + ")" // what a client that sent another type most likely meant
+				}
 				send(p.String(), doc.SetPath(base, p, wrong), p.String()+": must be "+typ)
 				if enum, ok := schema["enum"].([]any); ok && typ != "" && strings.HasPrefix(typ, "a string") {
 					values := make([]string, len(enum))

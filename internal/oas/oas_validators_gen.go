@@ -46906,6 +46906,17 @@ func (s *TeamConfiguration) Validate() error {
 		})
 	}
 	if err := func() error {
+		if err := s.OutgoingWebhooks.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "outgoingWebhooks",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := s.Connectors.Validate(); err != nil {
 			return err
 		}

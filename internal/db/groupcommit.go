@@ -206,18 +206,7 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 			case memberKept:
 				kept = append(kept, m)
 			case memberCommitted:
-				kept = append(kept, m)
-				err := m.commitErr
-				if err != nil {
-					g.cleanUp(ctx)
-					err = &commitError{err}
-				} else {
-					g.commits.Add(1)
-					g.committed.Add(int64(len(kept)))
-				}
-				for _, k := range kept {
-					k.result <- err
-				}
+				g.finish(ctx, append(kept, m), m.commitErr)
 				return nil
 			case batchBroken:
 				g.cleanUp(ctx)
@@ -243,10 +232,17 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 		g.cleanUp(ctx)
 		return nil
 	}
-	err = g.commit(ctx, sqlTx)
-	if err != nil {
+	g.finish(ctx, kept, g.commit(ctx, sqlTx))
+	return nil
+}
+
+// finish tells each kept member its batch's outcome: nil once the COMMIT succeeded (counted), else
+// a *commitError after the connection is cleaned up.
+func (g *groupCommitter) finish(ctx context.Context, kept []*groupMember, commitErr error) {
+	var err error
+	if commitErr != nil {
 		g.cleanUp(ctx)
-		err = &commitError{err}
+		err = &commitError{commitErr}
 	} else {
 		g.commits.Add(1)
 		g.committed.Add(int64(len(kept)))
@@ -254,7 +250,6 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	for _, k := range kept {
 		k.result <- err
 	}
-	return nil
 }
 
 // begin opens the batch's transaction on the write connection, taking the connection from the

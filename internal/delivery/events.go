@@ -2,12 +2,14 @@ package delivery
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 )
 
 // Event is one event a write transaction recorded for the notification center (db.Tx.Emit), as
@@ -28,6 +30,10 @@ type Event struct {
 	// At is the time of the transaction that recorded the event: the time conditions,
 	// suppression and retriggering are judged at.
 	At time.Time
+	// SuppressedBy is the answer of the alert scheduler rules the recording transaction asked
+	// for the event's alert: nil when it asked nothing (the routing asks), else the id of the
+	// rule that silenced the alert, "" when none did.
+	SuppressedBy *string
 }
 
 // Router turns a recorded event into the deliveries it causes (internal/routers.Router, set by
@@ -83,7 +89,11 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 			w.events.WithLabelValues("dropped").Inc()
 			continue
 		}
-		deliveries, err := w.opts.Router.Route(ctx, w.opts.DB.Read(), e)
+		routeCtx := ctx
+		if w.opts.Serving != nil {
+			routeCtx = notifyexpr.Paced(ctx, w.opts.Serving)
+		}
+		deliveries, err := w.opts.Router.Route(routeCtx, w.opts.DB.Read(), e)
 		if err != nil {
 			// The lease keeps the event, and the events of its entity after it, until it ends;
 			// the batch's other events go on.
@@ -162,15 +172,19 @@ func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []in
 				kind, entity    string
 				at              int64
 				attemptsOfEvent int
+				suppressedBy    sql.NullString
 			)
 			err := tx.QueryRowContext(ctx, `UPDATE notification_events
 				SET lease_owner = $3, lease_until = $4, attempts = attempts + 1
 				WHERE team_id = $1 AND id = $2
-				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts`,
+				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts, suppressed_by`,
 				k.team, k.id, w.id, until).Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause,
-				&entity, &e.CaseID, &at, &attemptsOfEvent)
+				&entity, &e.CaseID, &at, &attemptsOfEvent, &suppressedBy)
 			if err != nil {
 				return fmt.Errorf("claim notification event: %w", err)
+			}
+			if suppressedBy.Valid {
+				e.SuppressedBy = &suppressedBy.String
 			}
 			e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
 			events = append(events, e)

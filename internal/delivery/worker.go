@@ -58,6 +58,10 @@ type Options struct {
 	// deliveries: the main wiring sets it to internal/routers' Router. Nil leaves the events to
 	// another worker.
 	Router Router
+	// Serving reports whether the server is answering requests now; while it does, the routing
+	// stage's templates and conditions render paced (notifyexpr.Paced), leaving the cores to
+	// the requests. Nil: never paced.
+	Serving func() bool
 }
 
 func (o *Options) defaults() {

@@ -159,7 +159,7 @@ func (p *pass) throughRouters(routers []oas.GlobalRouter, labels map[string]stri
 		if !Takes(r, labels) {
 			continue
 		}
-		if err := p.toTargets(r, chosenTargets(r, entityType, p.entity, p.eventLogger()), sent); err != nil {
+		if err := p.toTargets(r, chosenTargets(p.ctx, r, entityType, p.entity, p.eventLogger()), sent); err != nil {
 			return err
 		}
 	}
@@ -181,11 +181,22 @@ func (p *pass) toTargets(r oas.GlobalRouter, targets []oas.RoutingTarget, sent m
 	return nil
 }
 
+// suppressing answers whether an alert scheduler rule silences the event's alert (of definition
+// defID, with labels) at the event's time: the answer the recording transaction asked, when it
+// asked one (ingestion asks for a firing, once, for the alert event feed too), else the rules'.
+func (p *pass) suppressing(defID string, labels map[string]string) (ruleID string, silenced bool, err error) {
+	if p.e.SuppressedBy != nil {
+		return *p.e.SuppressedBy, *p.e.SuppressedBy != "", nil
+	}
+	return alertschedules.Suppressing(p.ctx, p.q, p.e.TeamID, defID, labels, p.e.At)
+}
+
 // definitionEvent routes an event of an incident that an alert definition's alert made:
 //
 //   - While one of the team's alert scheduler rules silences the alert (its definition and
-//     labels, at the event's time), nothing is sent: the suppression is logged (and recorded on
-//     the alert's event in the feed by ingestion, which asks at the same instant).
+//     labels, at the event's time), nothing is sent: the suppression is logged. For a firing,
+//     ingestion asked once at that instant and recorded the answer on the event and on the
+//     alert's event in the feed (suppressing).
 //   - The notification variables gain the definition: alertDef.id, .name, .description,
 //     .priority (the alert's, which a rule's override sets), .type (METRIC_THRESHOLD, …),
 //     .entityLabels (the definition's) and .groupByKeys.
@@ -208,7 +219,7 @@ func (p *pass) toTargets(r oas.GlobalRouter, targets []oas.RoutingTarget, sent m
 //     (toWebhooks).
 func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, labels map[string]string) error {
 	defID := def.ID.Or("")
-	if ruleID, silenced, err := alertschedules.Suppressing(p.ctx, p.q, p.e.TeamID, defID, labels, p.e.At); err != nil {
+	if ruleID, silenced, err := p.suppressing(defID, labels); err != nil {
 		return err
 	} else if silenced {
 		p.logger.Info("alert notification suppressed by an alert scheduler rule",
@@ -296,7 +307,7 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}
-		targets := chosenTargets(*chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.eventLogger())
+		targets := chosenTargets(p.ctx, *chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.eventLogger())
 		if err := p.toTargets(*chosen, targets, sent); err != nil {
 			return err
 		}
@@ -374,7 +385,7 @@ func missingVariable(condition string, entity map[string]any) string {
 
 // chosenTargets are the targets router r sends an entity of the type to: those of every rule
 // whose condition holds, else the fallback ones.
-func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
+func chosenTargets(ctx context.Context, r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
 	var out []oas.RoutingTarget
 	matched := false
 	for i, rule := range r.Rules {
@@ -388,7 +399,7 @@ func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, en
 				"router", r.ID.Or(""), "rule", i, "variable", missing)
 			continue
 		}
-		holds, err := notifyexpr.EvalCondition(rule.Condition.Or(""), entity)
+		holds, err := notifyexpr.EvalConditionContext(ctx, rule.Condition.Or(""), entity)
 		if err != nil {
 			logger.Warn("notification condition does not evaluate; the rule is skipped",
 				"router", r.ID.Or(""), "rule", i, "error", err.Error())

@@ -281,3 +281,12 @@ func OpenStartOf(ctx context.Context, tx *db.Tx, teamID int64, fingerprint strin
 	}
 	return time.UnixMicro(start).UTC(), true, nil
 }
+
+// EmitReminder records, in tx, that the team's incident id is still firing and that its trigger
+// is to be routed again (issue 37: a reminder once per retriggering period): a "triggered"
+// notification event whose cause is cause, with the incident as tx leaves it. It changes nothing
+// of the incident. The caller has checked that the incident is still TRIGGERED.
+func EmitReminder(ctx context.Context, tx *db.Tx, teamID int64, id, cause string) {
+	tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "ALERTS", EntityID: id, Kind: "triggered", Cause: cause,
+		Snapshot: snapshot(teamID, id)})
+}

@@ -31,6 +31,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 )
 
 // AlertHandler serves the ingestion operation.
@@ -222,6 +223,12 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 				result.IncidentsOpened++
 				if err := n.recordEvent(ctx, tx, a, id, created); err != nil {
 					return nil, err
+				}
+				if created && a.identity != "" {
+					// a definition's alert is reminded of while it fires (issue 37)
+					if err := routers.ScheduleReminders(ctx, tx, n.teamID, id); err != nil {
+						return nil, err
+					}
 				}
 			}
 		} else if a.firing {

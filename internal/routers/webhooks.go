@@ -48,8 +48,10 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // notification group has groupByKeys, the definition and the alert's values of those keys: its
 // records' dedup key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
 // minutes > 0 is not sent a triggered notification of an alert while one was enqueued for it
-// through the same webhook within the last minutes (a resolution is always sent). A setting
-// without notifyOn or minutes takes the definition's incidentsSettings.
+// through the same webhook within the last minutes, and is sent a reminder (ReminderCause) of a
+// firing that continues once they have passed; a setting without minutes is sent no reminder (a
+// resolution is always sent). A setting without notifyOn or minutes takes the definition's
+// incidentsSettings.
 //
 // A webhook that is gone, recipients that are not addresses, or a record the outbox refuses are
 // logged (WARN, naming the definition and the webhook) and skipped. The error is the database's
@@ -108,14 +110,22 @@ func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
 		if kind, ok := notifiers.Lookup(d.WebhookType); !ok || kind.Notifier == nil {
 			continue // stored, not delivered by mgmtapi
 		}
-		if minutes := w.Minutes.Or(0); minutes > 0 && e.Kind == delivery.Triggered {
-			recent, err := sentSince(ctx, p.q, e.TeamID, d.ConnectorID, key, e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+		minutes := w.Minutes.Or(0)
+		if p.reminder() && minutes <= 0 {
+			continue // no period: no reminder
+		}
+		if minutes > 0 && e.Kind == delivery.Triggered {
+			since := e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes)) * time.Minute)
+			if p.reminder() {
+				since = since.Add(reminderSlack(minutes))
+			}
+			recent, err := sentSince(ctx, p.q, e.TeamID, d.ConnectorID, key, since)
 			if err != nil {
 				return err
 			}
 			if recent {
 				logger.Info("alert notification not sent again within the webhook's retriggering period",
-					"alert_def_id", defID, "webhook", d.ConnectorID, "minutes", minutes)
+					"alert_def_id", defID, "webhook", d.ConnectorID, "minutes", minutes, "reminder", p.reminder())
 				continue
 			}
 		}

@@ -49,9 +49,10 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // records' dedup key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
 // minutes > 0 is not sent a triggered notification of an alert while one was enqueued for it
 // through the same webhook within the last minutes, and is sent a reminder (ReminderCause) of a
-// firing that continues once they have passed; a setting without minutes is sent no reminder (a
-// resolution is always sent). A setting without notifyOn or minutes takes the definition's
-// incidentsSettings.
+// firing that continues once they have passed; a setting without minutes is sent no reminder. A
+// resolution is sent when notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED and the webhook was sent
+// the trigger of the same incident (delivery.TriggerSent), as through a connector. A setting
+// without notifyOn or minutes takes the definition's incidentsSettings.
 //
 // A webhook that is gone, recipients that are not addresses, or a record the outbox refuses are
 // logged (WARN, naming the definition and the webhook) and skipped. The error is the database's
@@ -126,6 +127,19 @@ func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
 			if recent {
 				logger.Info("alert notification not sent again within the webhook's retriggering period",
 					"alert_def_id", defID, "webhook", d.ConnectorID, "minutes", minutes, "reminder", p.reminder())
+				continue
+			}
+		}
+		if e.Kind == delivery.Resolved {
+			// As through a connector: no resolution to a webhook that was not sent the trigger
+			// (held back by its retriggering period, or named after the alert fired).
+			sent, err := delivery.TriggerSent(ctx, p.q, e.TeamID, d.ConnectorID, e.EntityType, e.EntityID)
+			if err != nil {
+				return err
+			}
+			if !sent {
+				logger.Info("alert notification not sent: the webhook was not sent the alert's trigger",
+					"alert_def_id", defID, "webhook", d.ConnectorID, "incident", e.EntityID)
 				continue
 			}
 		}

@@ -3,6 +3,8 @@ package promrules
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,9 +100,69 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 			skipped = append(skipped, LeftOut{Kind: "alert definition", ID: d.ID.Or(""), Name: p.Name.Or(""), Reason: err.Error()})
 			continue
 		}
+		older, err := alertdefs.VersionsWhileFiring(ctx, q, teamID, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range older {
+			var oldSLO *oas.Slo
+			if op := o.AlertDefProperties.Value; op.SloThreshold.Set {
+				s, ok, err := sloOf(op.SloThreshold.Value.SloDefinition.Value.SloId.Or(""))
+				if err != nil {
+					return nil, nil, err
+				}
+				if ok {
+					oldSLO = &s
+				}
+			}
+			o.ID = d.ID
+			if og, err := AlertDefGroup(teamID, o, oldSLO); err == nil {
+				g.Rules = retireRules(g.Rules, og.Rules)
+			}
+		}
 		groups = append(groups, g)
 	}
 	return groups, skipped, nil
+}
+
+// retiredExpr is the expression of a retired rule: it answers nothing, ever.
+const retiredExpr = "vector(0) > 0"
+
+// retireRules appends to rules, the current version's, each alerting rule of an older version
+// (older) whose name and labels no current rule has, retired: the same name, labels and
+// annotations, and an expression that answers nothing (retiredExpr). Prometheus carries a rule's
+// firing alerts over a reload only to a rule of the same name and labels (rules.Group.CopyState);
+// an edit that renames the definition or changes its priority makes other rules, so the old
+// version's firing alert would vanish without a resolution, and Alertmanager would resolve it only
+// when it times out. The retired rule takes the alert over, and at its next evaluation Prometheus
+// resolves it (issue 37). AlertDefGroupsAndSkips keeps an older version's rules while the
+// definition has an incident that its source has not resolved (alertdefs.VersionsWhileFiring).
+func retireRules(rules, older []Rule) []Rule {
+	have := map[string]bool{}
+	for _, r := range rules {
+		if r.Alert != "" {
+			have[ruleIdentity(r)] = true
+		}
+	}
+	for _, r := range older {
+		if r.Alert == "" || have[ruleIdentity(r)] {
+			continue
+		}
+		have[ruleIdentity(r)] = true
+		rules = append(rules, Rule{Alert: r.Alert, Expr: retiredExpr, Labels: r.Labels, Annotations: r.Annotations})
+	}
+	return rules
+}
+
+// ruleIdentity is what Prometheus matches a rule by across a reload: its name and its labels.
+func ruleIdentity(r Rule) string {
+	keys := slices.Sorted(maps.Keys(r.Labels))
+	var b strings.Builder
+	b.WriteString(r.Alert)
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "\x00" + r.Labels[k])
+	}
+	return b.String()
 }
 
 // AlertDefGroup answers the rules of one metric threshold, metric anomaly or SLO threshold alert

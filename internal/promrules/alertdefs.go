@@ -257,6 +257,7 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 			if mv := m.MissingValues.Value; m.MissingValues.Set {
 				cond.replaceWithZero = mv.ReplaceWithZero.Or(false)
 				cond.minNonNullPct = mv.MinNonNullValuesPct.Or(0)
+				cond.goneMemory = retireOf(m)
 			}
 			g.Rules = append(g.Rules, alert(cond.expr(query), i, r.Override,
 				fmt.Sprintf("%s: the value is %s %s for %s of the last %s", p.Name.Or(""), opWords[cond.op],

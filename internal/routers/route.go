@@ -354,15 +354,10 @@ func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error)
 
 // lastTriggers answers, per connector, the time of the latest triggered notification enqueued
 // after since (Unix microseconds) for an incident of the team with the same fingerprint as
-// incidentID (that incident included) that is open or changed state after since (its
-// closedAt is the source's time, not the database's clock).
+// incidentID (that incident included) that its source has not resolved, or resolved after since
+// (by the database's clock; closedAt is the source's time). Migration 0062 indexes both halves.
 func lastTriggers(ctx context.Context, q db.Querier, teamID int64, entityType, incidentID string, since int64) (map[string]time.Time, error) {
-	rows, err := q.QueryContext(ctx, `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
-		WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.entity_type = $3 AND d.created_at > $2
-		AND d.entity_id IN (SELECT i.id FROM incidents i WHERE i.team_id = $1
-			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4)
-			AND (i.closed_at IS NULL OR i.last_state_update_time > $2))
-		GROUP BY d.connector_id`, teamID, since, entityType, incidentID)
+	rows, err := q.QueryContext(ctx, lastTriggersQuery, teamID, since, entityType, incidentID)
 	if err != nil {
 		return nil, err
 	}
@@ -378,6 +373,18 @@ func lastTriggers(ctx context.Context, q db.Querier, teamID int64, entityType, i
 	}
 	return out, rows.Err()
 }
+
+// lastTriggersQuery is lastTriggers' question: $1 the team, $2 since, $3 the entity type, $4 the
+// incident.
+const lastTriggersQuery = `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
+	WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.entity_type = $3 AND d.created_at > $2
+	AND d.entity_id IN (
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at IS NULL
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4)
+		UNION ALL
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at > $2
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
+	GROUP BY d.connector_id`
 
 // reminder says whether the pass routes a reminder (ReminderCause) of a firing that continues.
 func (p *pass) reminder() bool {

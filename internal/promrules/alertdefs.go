@@ -269,10 +269,8 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 				return Group{}, err
 			}
 			absence.window, absence.groupBy = window, p.GroupByKeys
-			rule := alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
-				fmt.Sprintf("%s: no data for the last %s%s", p.Name.Or(""), promDuration(window), absence.retireWords()))
-			rule.Labels[AlertDefNoDataLabel] = "true"
-			g.Rules = append(g.Rules, rule)
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data for the last %s%s", p.Name.Or(""), promDuration(window), absence.retireWords()))))
 		}
 	case p.MetricAnomaly.Set:
 		m := p.MetricAnomaly.Value
@@ -304,11 +302,23 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 				fmt.Sprintf("%s: the value is %s than usual for %s of the last %s", p.Name.Or(""), direction,
 					shareWords(cond.forOverPct), promDuration(window))))
 		}
+		if len(m.Rules) > 0 {
+			// No data (issue 37): the anomaly shape has no policy, so every anomaly definition
+			// watches its series' absence, over its first rule's window, remembered a day.
+			window, err := metricWindow("metricAnomaly.rules[0].condition.ofTheLast", m.Rules[0].Condition.Value.OfTheLast)
+			if err != nil {
+				return Group{}, err
+			}
+			absence := noDataCondition{window: window, groupBy: p.GroupByKeys}
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data for the last %s", p.Name.Or(""), promDuration(window)))))
+		}
 	case p.SloThreshold.Set:
 		t := p.SloThreshold.Value
 		if slo == nil {
 			return Group{}, fmt.Errorf("sloThreshold.sloDefinition.sloId %q names no SLO of the team", t.SloDefinition.Value.SloId.Or(""))
 		}
+		noDataWindow := sloNoDataWindow
 		switch {
 		case t.BurnRate.Set:
 			b := t.BurnRate.Value
@@ -320,6 +330,7 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 			if err != nil {
 				return Group{}, err
 			}
+			noDataWindow = window
 			for i, r := range b.Rules {
 				threshold := r.Condition.Value.Threshold.Or(0)
 				expr, err := sloBurnRateExpr(*slo, window, dual, threshold)
@@ -343,6 +354,14 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		default:
 			return Group{}, fmt.Errorf("sloThreshold has neither burnRate nor errorBudget")
 		}
+		if events, ok := sloEvents(*slo); ok && len(g.Rules) > 0 {
+			// No data (issue 37): the SLO threshold shape has no policy, so every SLO definition
+			// watches its SLO's events for the burn rate's window (an hour for an error budget),
+			// remembered a day.
+			absence := noDataCondition{window: noDataWindow}
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(events), len(g.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data of SLO %q for the last %s", p.Name.Or(""), slo.Name, promDuration(noDataWindow)))))
+		}
 	default:
 		return Group{}, fmt.Errorf("its type %s is not evaluated by mgmtapi", p.Type.Or(""))
 	}
@@ -350,6 +369,35 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		return Group{}, fmt.Errorf("it has no rules")
 	}
 	return g, nil
+}
+
+// noDataRule marks rule as a definition's no-data rule (AlertDefNoDataLabel): its alert sets the
+// definition's status NO_DATA while it fires.
+func noDataRule(rule Rule) Rule {
+	rule.Labels[AlertDefNoDataLabel] = "true"
+	return rule
+}
+
+// sloNoDataWindow is how long an SLO threshold definition's SLO must have no events for its
+// no-data alert when the definition has no burn-rate window (an error budget: its SLO's time
+// frame is days long).
+const sloNoDataWindow = time.Hour
+
+// sloEvents answers the PromQL whose series an SLO threshold definition's no-data rule watches:
+// the events of s by its grouping labels (a request-based SLI's total events query, a
+// window-based SLI's query); false for an SLI that is not PromQL.
+func sloEvents(s oas.Slo) (string, bool) {
+	var grouping []string
+	for _, l := range s.Grouping.Value.Labels {
+		grouping = append(grouping, string(l))
+	}
+	switch {
+	case s.RequestBasedMetricSli.Set:
+		return sumBy(grouping, s.RequestBasedMetricSli.Value.TotalEvents.Query), true
+	case s.WindowBasedMetricSli.Set:
+		return sumBy(grouping, s.WindowBasedMetricSli.Value.Query.Query), true
+	}
+	return "", false
 }
 
 var thresholdOps = map[oas.AlertDefMetricThresholdConditionType]string{

@@ -45,6 +45,14 @@ type Router interface {
 	Route(ctx context.Context, q db.Querier, e Event) ([]Delivery, error)
 }
 
+// DueEvents is what a Router also implements when events come due with time rather than with a
+// write (internal/routers: an alert's reminder once per retriggering period): the worker calls
+// RecordDueEvents before each routing pass, and routes the events it records in that pass. It
+// answers how many it recorded; its error is the database's only.
+type DueEvents interface {
+	RecordDueEvents(ctx context.Context, database *db.DB) (recorded int, err error)
+}
+
 // maxRouteAttempts bounds the routings begun for one event: an event whose routing failed this
 // often (the database failing each time, or a worker dying while routing it) is dropped, logged,
 // so that the events of its entity after it are not held for good.
@@ -68,6 +76,11 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 	}()
 	if w.opts.Router == nil {
 		return 0, nil
+	}
+	if timed, ok := w.opts.Router.(DueEvents); ok {
+		if _, err := timed.RecordDueEvents(ctx, w.opts.DB); err != nil {
+			return 0, fmt.Errorf("record the events due: %w", err)
+		}
 	}
 	var due int
 	err = w.opts.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM notification_events

@@ -279,3 +279,103 @@ func TestNotifyOnRetriggeringAndPhantomMode(t *testing.T) {
 		}
 	})
 }
+
+// TestAFiringThatContinuesIsReminded (issue 37): an alert of a definition that keeps firing is
+// notified again once per retriggering period, and not before: a destination with its own
+// retriggeringPeriodMinutes (5) at 5, 10, 15 minutes; a destination without one at the
+// definition's incidentsSettings.minutes (15); a webhook at its minutes (10); the team's router
+// of a definition without a notification group at its incidentsSettings.minutes (10). A
+// definition without periods whose alerts go through the team's routers is never reminded. Each look is a new worker over the same database, as after a
+// restart: the reminders are rows, not timers. Once the incident is acknowledged, no reminder
+// follows; a resolved one has none either.
+func TestAFiringThatContinuesIsReminded(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		fast := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/fast"})
+		plain := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/plain"})
+		global := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/global"})
+		hook := outgoingWebhook(t, env, key, `{"name":"g","type":"GENERIC","url":"http://127.0.0.1:9/hook"}`)
+		create(t, env, key, `{"name":"Global","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+global+`"}]}]}`)
+		definition := func(name, rest string) string {
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}`+rest+`}}`)
+			if res.Status != http.StatusOK {
+				t.Fatalf("definition %s: %d %s", name, res.Status, res.Body)
+			}
+			return apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+		}
+		reminded := definition("Reminded", fmt.Sprintf(`,"incidentsSettings":{"minutes":15},
+			"notificationGroup":{"destinations":[{"connectorId":%q,"retriggeringPeriodMinutes":5},{"connectorId":%q}],
+			"webhooks":[{"integration":{"integrationId":%d},"minutes":10}]}`, fast, plain, hook))
+		unperiodic := definition("Unperiodic", "")
+		routed := definition("Routed", `,"incidentsSettings":{"minutes":10}`) // no group: the team's routers
+		names := map[string]string{fast: "fast", plain: "plain", global: "global"}
+		seen := 0
+		since := func() string { // what the outbox gained since the last call
+			t.Helper()
+			rows := outbox(t, env)
+			var s []string
+			for _, r := range rows[seen:] {
+				name := names[r.Connector]
+				if strings.HasPrefix(r.Connector, "webhook-") {
+					name = "hook"
+				}
+				s = append(s, name+":"+r.Kind)
+			}
+			seen = len(rows)
+			sort.Strings(s)
+			return strings.Join(s, " ")
+		}
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		alertmanagerWith(t, env, ingest, "Reminded", "error", map[string]string{"alert_def_id": reminded}, t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Unperiodic", "error", map[string]string{"alert_def_id": unperiodic}, t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Routed", "error", map[string]string{"alert_def_id": routed}, t0, time.Time{})
+		if got := since(); got != "fast:triggered global:triggered global:triggered hook:triggered plain:triggered" {
+			t.Fatalf("the firings: the outbox gained %q", got)
+		}
+		steps := []struct {
+			advance time.Duration
+			want    string
+		}{
+			{time.Minute, ""},
+			{4*time.Minute - time.Second, ""}, // 4:59, before any period
+			{time.Second, "fast:triggered"},   // 5:00
+			{4 * time.Minute, ""},             // 9:00
+			{time.Minute, "fast:triggered global:triggered hook:triggered"}, // 10:00, Routed's through the team's router too
+			{5 * time.Minute, "fast:triggered plain:triggered"},             // 15:00
+			{2 * time.Minute, ""},
+			{13 * time.Minute, "fast:triggered global:triggered hook:triggered plain:triggered"}, // 30:00, looked at late (20 and 25 missed): one reminder each
+		}
+		elapsed := time.Duration(0)
+		for _, s := range steps {
+			env.Clock.Advance(s.advance)
+			elapsed += s.advance
+			if got := since(); got != s.want {
+				t.Fatalf("%v after the firing: the outbox gained %q, want %q", elapsed, got, s.want)
+			}
+		}
+		var reminders int
+		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM alert_reminders`).Scan(&reminders); err != nil || reminders != 3 {
+			t.Fatalf("alert_reminders holds %d rows (%v), want 3 (the three incidents still fire)", reminders, err)
+		}
+
+		// Acknowledged: no reminder any more, and the row goes.
+		incidents := apitest.Decode[struct{ Incidents []struct{ ID, Name string } }](t,
+			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1", key, `{}`)).Incidents
+		for _, inc := range incidents {
+			if inc.Name == "Reminded" || inc.Name == "Routed" {
+				apitest.Decode[struct{}](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge", key,
+					`{"incidentIds":["`+inc.ID+`"]}`))
+			}
+		}
+		since() // the acknowledgement goes through the team's routers only: not this test's question
+		env.Clock.Advance(30 * time.Minute)
+		if got := since(); got != "" {
+			t.Fatalf("after the acknowledgement: the outbox gained %q", got)
+		}
+		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM alert_reminders`).Scan(&reminders); err != nil || reminders != 1 {
+			t.Fatalf("alert_reminders holds %d rows (%v), want 1 (the unperiodic one, looked at again later)", reminders, err)
+		}
+	})
+}

@@ -136,6 +136,9 @@ func (p *pass) route(defs Definitions) error {
 			return p.definitionEvent(routers, def, labels)
 		}
 	}
+	if p.reminder() {
+		return nil // a reminder is a definition's, and its definition is gone
+	}
 	return p.throughRouters(routers, labels, map[string]bool{})
 }
 
@@ -247,24 +250,36 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	}
 	group := props.NotificationGroup.Value
 	settings := props.IncidentsSettings.Value
+	reminder := p.reminder()
 	// Connectors sent a triggered notification of the same alert (its definition identity) within
 	// a retriggering period are not sent another: with the period of their destination, else
-	// the definition's incidentsSettings.minutes.
+	// the definition's incidentsSettings.minutes. A reminder goes only where there is a period,
+	// and once it has passed (less reminderSlack: the earlier trigger's delivery was written when
+	// it was routed, after the instant the reminder times count from).
 	recent, err := p.recentlyTriggered(def)
 	if err != nil {
 		return err
 	}
-	sent := map[string]bool{}
 	retriggered := func(connectorID string, minutes int64) bool {
 		at, ok := recent[connectorID]
-		return ok && minutes > 0 && at.After(p.e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+		since := p.e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes)) * time.Minute)
+		if reminder {
+			since = since.Add(reminderSlack(minutes))
+		}
+		return ok && minutes > 0 && at.After(since)
 	}
+	sent := map[string]bool{}
+	// The routers' connectors (the team's, or the group's router) go by the definition's period.
+	routerMinutes := settings.Minutes.Or(0)
 	for connectorID := range recent {
-		if retriggered(connectorID, settings.Minutes.Or(0)) {
+		if retriggered(connectorID, routerMinutes) {
 			sent[connectorID] = true
 		}
 	}
 	if len(group.Destinations) == 0 && !group.Router.Set {
+		if reminder && routerMinutes <= 0 {
+			return nil
+		}
 		return p.throughRouters(routers, labels, sent)
 	}
 	// A destination's or router's notifyOn, when unset, is the definition's
@@ -277,12 +292,22 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	}
 	var direct []oas.RoutingTarget
 	for _, d := range group.Destinations {
-		if minutes := d.RetriggeringPeriodMinutes.Or(0); minutes > 0 && retriggered(d.ConnectorId.Or(""), minutes) {
+		minutes := d.RetriggeringPeriodMinutes.Or(0)
+		if reminder && minutes <= 0 {
+			minutes = routerMinutes
+		}
+		if reminder && minutes <= 0 {
+			continue // no period: no reminder
+		}
+		if minutes > 0 && retriggered(d.ConnectorId.Or(""), minutes) {
 			p.logger.Info("alert notification not sent again within the destination's retriggering period",
-				"alert_def_id", defID, "connector", d.ConnectorId.Or(""), "minutes", minutes)
+				"alert_def_id", defID, "connector", d.ConnectorId.Or(""), "minutes", minutes, "reminder", reminder)
 			continue
 		}
 		if notifies(d.NotifyOn) {
+			if reminder {
+				delete(sent, d.ConnectorId.Or("")) // its own period said yes
+			}
 			direct = append(direct, oas.RoutingTarget{ConnectorId: d.ConnectorId, PresetId: d.PresetId})
 		}
 	}
@@ -291,7 +316,7 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	if err := p.toTargets(source, direct, sent); err != nil {
 		return err
 	}
-	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
+	if group.Router.Set && notifies(group.Router.Value.NotifyOn) && (!reminder || routerMinutes > 0) {
 		routerID := group.Router.Value.ID.Or("")
 		if routerID == "" {
 			return p.throughRouters(routers, definitionLabels(labels, props), sent)
@@ -315,11 +340,13 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	return nil
 }
 
-// recentlyTriggered answers, for a triggered event of an incident of def whose definition or
-// destinations have a retriggering period, the connectors that were sent a triggered
-// notification of an earlier incident of the same alert (the same definition identity: the
-// incidents' fingerprint, internal/ingest) within the longest of those periods, with the time of
-// the latest. Other events, and definitions without a period, answer nothing.
+// recentlyTriggered answers, for a triggered event of an incident of def (a first trigger, a
+// trigger again, or a reminder) whose definition or destinations have a retriggering period,
+// the connectors that were sent a triggered notification of an incident of the same alert (the
+// same definition identity: the incidents' fingerprint, internal/ingest; this incident included)
+// within the longest of those periods, with the time of the latest. Other events, and
+// definitions without a period, answer nothing. Only incidents still open, or closed within the
+// period, are asked.
 func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error) {
 	if p.e.Kind != delivery.Triggered {
 		return nil, nil
@@ -333,11 +360,15 @@ func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error)
 		return nil, nil
 	}
 	since := p.e.At.Add(-time.Duration(min(longest, maxRetriggerMinutes)) * time.Minute).UnixMicro()
-	rows, err := p.q.QueryContext(p.ctx, `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
-		WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.created_at > $2 AND d.entity_type = $3
-		AND d.entity_id IN (SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.id <> $4 AND i.created_at > $2
-			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
-		GROUP BY d.connector_id`, p.e.TeamID, since, p.e.EntityType, p.e.EntityID)
+	return lastTriggers(p.ctx, p.q, p.e.TeamID, p.e.EntityType, p.e.EntityID, since)
+}
+
+// lastTriggers answers, per connector, the time of the latest triggered notification enqueued
+// after since (Unix microseconds) for an incident of the team with the same fingerprint as
+// incidentID (that incident included) that its source has not resolved, or resolved after since
+// (by the database's clock; closedAt is the source's time). Migration 0062 indexes both halves.
+func lastTriggers(ctx context.Context, q db.Querier, teamID int64, entityType, incidentID string, since int64) (map[string]time.Time, error) {
+	rows, err := q.QueryContext(ctx, lastTriggersQuery, teamID, since, entityType, incidentID)
 	if err != nil {
 		return nil, err
 	}
@@ -352,6 +383,23 @@ func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error)
 		out[id] = time.UnixMicro(at)
 	}
 	return out, rows.Err()
+}
+
+// lastTriggersQuery is lastTriggers' question: $1 the team, $2 since, $3 the entity type, $4 the
+// incident.
+const lastTriggersQuery = `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
+	WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.entity_type = $3 AND d.created_at > $2
+	AND d.entity_id IN (
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at IS NULL
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4)
+		UNION ALL
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at > $2
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
+	GROUP BY d.connector_id`
+
+// reminder says whether the pass routes a reminder (ReminderCause) of a firing that continues.
+func (p *pass) reminder() bool {
+	return p.e.Kind == delivery.Triggered && p.e.Cause == ReminderCause
 }
 
 // definitionLabels are the labels a definition's alert is routed by: the alert's, with the

@@ -40,7 +40,7 @@ const memberSavepoint = "group_member"
 var errClosed = errors.New("begin transaction: the database is closed")
 
 // groupCommitter gives concurrent write transactions one commit (one fsync) between them, on
-// SQLite and on PostgreSQL. A writer goroutine owns the single write connection: it opens a transaction, hands it
+// SQLite and on PostgreSQL. A writer goroutine owns the write connection: it opens a transaction, hands it
 // to the queued callers one at a time (each runs its function in its own goroutine, inside its
 // own savepoint), then commits once and answers every caller whose work it kept.
 //
@@ -50,15 +50,19 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // in the middle of one, and a query on it starts no goroutine to watch a transaction's context
 // (database/sql starts one per query of a *sql.Tx).
 //
-// On PostgreSQL the writer holds one connection of the pool the same way, so that a row every
+// On PostgreSQL the writer holds connections of the pool the same way, so that a row every
 // request changes (a case its comments touch, a team's counter) is locked once per batch instead
 // of once per request, and its lock is held through one commit's fsync for the whole batch. The
 // savepoint of the next member is opened in the same message that releases the previous one (and
 // carries its audit record), and BEGIN with the first one: a member costs its own statements and
-// one round trip more. Statements run through pgx's per-connection statement cache, not
-// preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, so two
-// batches never hold rows the other waits for (the writers of other replicas can: a deadlock rolls
-// back the member PostgreSQL picks, to its savepoint, and InTx runs it again).
+// one round trip more. A member the writer tells that nobody waits to follow it sends the batch's
+// COMMIT in that message, then takes the batch over and answers its members when the COMMIT is
+// answered, while the writer runs the next batch on another of its connections (up to
+// pgWriteConns). Statements run through pgx's per-connection statement cache, not
+// preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, and the
+// batches waiting for their COMMIT wait for no lock, so two batches never wait for each other (the
+// writers of other replicas can: a deadlock rolls back the member PostgreSQL picks, to its
+// savepoint, and InTx runs it again).
 //
 // Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
 // caller whose function fails (error or panic) has its savepoint rolled back and its own error

@@ -208,45 +208,56 @@ func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []in
 		if len(picked) == 0 {
 			return nil
 		}
-		// One statement leases them all.
-		args := []any{w.id, tx.Now.Add(w.opts.Lease).UnixMicro()}
-		var in strings.Builder
-		for i, k := range picked {
-			if i > 0 {
-				in.WriteString(", ")
+		// One statement per team leases its events (team_id = … AND id IN (…) is a search of
+		// the primary key on both engines; SQLite scans the table for a list of row values).
+		var teams []int64
+		byTeam := map[int64][]string{}
+		for _, k := range picked {
+			if _, ok := byTeam[k.team]; !ok {
+				teams = append(teams, k.team)
 			}
-			fmt.Fprintf(&in, "($%d, $%d)", len(args)+1, len(args)+2)
-			args = append(args, k.team, k.id)
-		}
-		rows, err = tx.QueryContext(ctx, `UPDATE notification_events
-			SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
-			WHERE (team_id, id) IN (`+in.String()+`)
-			RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts`, args...)
-		if err != nil {
-			return fmt.Errorf("claim notification events: %w", err)
+			byTeam[k.team] = append(byTeam[k.team], k.id)
 		}
 		claimed := make(map[key]int, len(picked))
 		var all []Event
 		var allAttempts []int
-		for rows.Next() {
-			var (
-				e            Event
-				kind, entity string
-				at           int64
-				n            int
-			)
-			if err := rows.Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause, &entity, &e.CaseID, &at, &n); err != nil {
-				rows.Close()
-				return fmt.Errorf("claim notification event: %w", err)
+		for _, team := range teams {
+			args := []any{w.id, tx.Now.Add(w.opts.Lease).UnixMicro(), team}
+			var in strings.Builder
+			for i, id := range byTeam[team] {
+				if i > 0 {
+					in.WriteString(", ")
+				}
+				fmt.Fprintf(&in, "$%d", len(args)+1)
+				args = append(args, id)
 			}
-			e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
-			claimed[key{e.TeamID, e.ID}] = len(all)
-			all = append(all, e)
-			allAttempts = append(allAttempts, n)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("claim notification events: %w", err)
+			rows, err = tx.QueryContext(ctx, `UPDATE notification_events
+				SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+				WHERE team_id = $3 AND id IN (`+in.String()+`)
+				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts`, args...)
+			if err != nil {
+				return fmt.Errorf("claim notification events: %w", err)
+			}
+			for rows.Next() {
+				var (
+					e            Event
+					kind, entity string
+					at           int64
+					n            int
+				)
+				if err := rows.Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause, &entity, &e.CaseID, &at, &n); err != nil {
+					rows.Close()
+					return fmt.Errorf("claim notification event: %w", err)
+				}
+				e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
+				claimed[key{e.TeamID, e.ID}] = len(all)
+				all = append(all, e)
+				allAttempts = append(allAttempts, n)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("claim notification events: %w", err)
+			}
 		}
 		for _, k := range picked { // RETURNING promises no order
 			if i, ok := claimed[k]; ok {

@@ -57,8 +57,8 @@ const claimWindow = 4 * routeBatch
 // routeEvents routes the recorded events that are due: it leases a batch, oldest first, of each
 // entity only events whose earlier events it leases in the same batch (an entity's next event
 // waits until the one before it is routed, so a resolution's deliveries never precede its
-// trigger's), routes them in that order outside any write transaction, and then, in one short
-// transaction, writes their deliveries and deletes them. An event whose routing fails keeps its
+// trigger's), routes them in that order outside any write transaction, and writes their
+// deliveries and deletes them in short transactions (see flush). An event whose routing fails keeps its
 // lease, and the later events of its entity in the batch are given back unrouted. routed counts
 // the events done; err is the database's, the first routing's among them. Without
 // Options.Router it does nothing: the events wait for a worker that has one.
@@ -89,7 +89,31 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 	held := map[entity]bool{} // entities with an event that failed in this batch
 	var finished []finishedEvent
 	var givenBack []Event
-	dropped := 0
+	// flush finishes the events routed so far: it runs at the end of the pass, and before the
+	// next routing whenever an event gave deliveries, since routing reads the outbox (a
+	// resolution goes where its trigger went): what the router sees is what it saw when every
+	// event was finished before the next was routed. Events without deliveries leave nothing
+	// the router reads until then, and are finished together.
+	flush := func() error {
+		lost, err := w.finishEvents(ctx, finished, givenBack)
+		if err != nil {
+			return err
+		}
+		for _, f := range finished {
+			switch {
+			case lost[f.event.ID]:
+				w.opts.Logger.Warn("notification event was taken by another worker while this one routed it; its deliveries are not written here",
+					"event", f.event.ID, "entity_type", f.event.EntityType, "entity", f.event.EntityID, "kind", string(f.event.Kind))
+			case f.dropped:
+				w.events.WithLabelValues("dropped").Inc()
+			default:
+				w.events.WithLabelValues("routed").Inc()
+				routed++
+			}
+		}
+		finished, givenBack = finished[:0], givenBack[:0]
+		return nil
+	}
 	for i, e := range events {
 		ent := entity{e.TeamID, e.EntityType, e.EntityID}
 		if held[ent] {
@@ -100,7 +124,6 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 		if attempts[i] > maxRouteAttempts {
 			log.Error("notification event dropped: its routing failed too often", "attempts", attempts[i])
 			finished = append(finished, finishedEvent{event: e, dropped: true})
-			dropped++
 			continue
 		}
 		deliveries, err := w.opts.Router.Route(ctx, w.opts.DB.Read(), e)
@@ -113,22 +136,14 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 			continue
 		}
 		finished = append(finished, finishedEvent{event: e, deliveries: deliveries})
-	}
-	lost, err := w.finishEvents(ctx, finished, givenBack)
-	if err != nil {
-		return 0, err
-	}
-	for _, f := range finished {
-		switch {
-		case lost[f.event.ID]:
-			w.opts.Logger.Warn("notification event was taken by another worker while this one routed it; its deliveries are not written here",
-				"event", f.event.ID, "entity_type", f.event.EntityType, "entity", f.event.EntityID, "kind", string(f.event.Kind))
-		case f.dropped:
-			w.events.WithLabelValues("dropped").Inc()
-		default:
-			w.events.WithLabelValues("routed").Inc()
-			routed++
+		if len(deliveries) > 0 {
+			if err := flush(); err != nil {
+				return routed, err
+			}
 		}
+	}
+	if err := flush(); err != nil {
+		return routed, err
 	}
 	return routed, nil
 }

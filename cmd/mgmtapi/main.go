@@ -235,6 +235,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	}
 	var worker *delivery.Worker
 	var workerMetrics []prometheus.Collector
+	// The worker paces its templates while the handler (made below, before the worker runs)
+	// answers requests.
+	var handler *server.Handler
 	if cfg.NotifyWorker {
 		worker = delivery.NewWorker(delivery.Options{
 			DB:             database,
@@ -250,10 +253,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			// connectors here, outside those transactions
 			Router: routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert},
 				ExternalURL: externalURL},
+			Serving: func() bool { return handler.Serving() },
 		})
 		workerMetrics = worker.Collectors()
 	}
-	handler := server.New(server.Options{
+	handler = server.New(server.Options{
 		API:          apiHandler,
 		WriteError:   api.WriteError,
 		Ready:        database.Ready,

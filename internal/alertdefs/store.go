@@ -400,3 +400,53 @@ func ReleaseRouter(ctx context.Context, tx *db.Tx, teamID int64, routerID string
 	}
 	return nil
 }
+
+// VersionsWhileFiring answers the versions of the team's definition id that were current at
+// some time since the oldest of its incidents that its source (Alertmanager) has not resolved
+// opened, oldest first, but the current version; none when it has no such incident, or was not
+// edited since. The Prometheus rule file keeps their rules, retired, so that Prometheus resolves
+// an alert of an older version that the current one no longer makes at its next evaluation
+// (issue 37; internal/promrules). q may be a *db.Tx.
+//
+// Errors: only the database's.
+func VersionsWhileFiring(ctx context.Context, q db.Querier, teamID int64, current oas.AlertDef) ([]oas.AlertDef, error) {
+	id := current.ID.Or("")
+	if !current.CreatedTime.Set || !current.UpdatedTime.Set || !current.UpdatedTime.Value.After(current.CreatedTime.Value) {
+		return nil, nil // never edited
+	}
+	var opened sql.NullInt64
+	err := q.QueryRowContext(ctx, `SELECT MIN(i.created_at) FROM incident_labels l JOIN incidents i
+		ON i.team_id = l.team_id AND i.id = l.incident_id
+		WHERE l.team_id = $1 AND l.key = 'alert_def_id' AND l.value = $2 AND i.source_resolved_at IS NULL`, teamID, id).Scan(&opened)
+	if err != nil {
+		return nil, fmt.Errorf("open incidents of the definition: %w", db.Translate(err))
+	}
+	if !opened.Valid {
+		return nil, nil
+	}
+	// The version current when the incident opened (the latest created before), and every one after.
+	rows, err := q.QueryContext(ctx, `SELECT version_id, document FROM alert_def_versions
+		WHERE team_id = $1 AND alert_def_id = $2 AND created_at >= COALESCE((SELECT MAX(created_at) FROM alert_def_versions
+			WHERE team_id = $1 AND alert_def_id = $2 AND created_at <= $3), 0)
+		ORDER BY created_at, version_id`, teamID, id, opened.Int64)
+	if err != nil {
+		return nil, fmt.Errorf("versions of the definition: %w", db.Translate(err))
+	}
+	defer rows.Close()
+	var out []oas.AlertDef
+	for rows.Next() {
+		var version, doc string
+		if err := rows.Scan(&version, &doc); err != nil {
+			return nil, err
+		}
+		if version == current.AlertVersionId.Or("") {
+			continue
+		}
+		var d oas.AlertDef
+		if err := d.UnmarshalJSON([]byte(doc)); err != nil {
+			return nil, fmt.Errorf("alert definition version document: %w", err)
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}

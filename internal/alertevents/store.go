@@ -18,6 +18,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -102,14 +103,18 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 	if !a.Firing {
 		payload["endsAt"] = at.Format(time.RFC3339Nano)
 	} else {
-		// The routing of the same transaction asks the same question at the same instant, and
-		// sends nothing when a rule silences the alert: the event says which rule did.
+		// Asked once, here: the answer goes on the feed's event (which rule silenced it) and on
+		// the incident's notification event of this transaction, which the routing reads
+		// instead of asking again (it sends nothing when a rule silences the alert).
 		ruleID, silenced, err := alertschedules.Suppressing(ctx, tx, a.TeamID, defID, a.Labels, tx.Now)
 		if err != nil {
 			return false, err
 		}
 		if silenced {
 			payload[suppressedByKey] = ruleID
+		}
+		if a.IncidentID != "" {
+			tx.RecordSuppression(notifyexpr.EntityAlerts, a.IncidentID, ruleID)
 		}
 	}
 	labelsDoc, err := json.Marshal(labels)

@@ -63,6 +63,9 @@ type Env struct {
 	dataDir string
 	dbURL   string
 	server  *httptest.Server
+	// served is the root handler of the Env's own server (not a second replica's): workers
+	// that NewWorker returns pace their templates by it.
+	served *server.Handler
 }
 
 // Options change how an Env starts.
@@ -230,6 +233,9 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 
 		TrustedProxies: e.opts.TrustedProxies,
 	})
+	if e.served == nil {
+		e.served = handler
+	}
 	if e.opts.Unchecked {
 		return handler
 	}
@@ -450,6 +456,9 @@ func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 	}
 	if o.Router == nil {
 		o.Router = Router(o.Logger)
+	}
+	if o.Serving == nil && e.served != nil {
+		o.Serving = e.served.Serving
 	}
 	return delivery.NewWorker(o)
 }

@@ -83,6 +83,35 @@ type Kind struct {
 	Payloads []Payload
 	// Sender delivers it; nil for a type mgmtapi stores and checks but sends nothing through.
 	Sender Sender
+	// Record is what a stored delivery of the type holds besides its fields, for the types whose
+	// deliveries the outbox stores in the type's own format (Format, below).
+	Record RecordShape
+}
+
+// RecordShape is what a stored delivery of a connector type holds besides its fields: the
+// outbox checks a delivery against it (CheckRecord) before it stores it, whoever composed it
+// (the routing, or the operator's direct delivery).
+type RecordShape struct {
+	// Methods are the HTTP methods a delivery may use, compared without regard to case; POST
+	// alone when empty.
+	Methods []string
+	// Headers says that a delivery may carry headers of its own (a generic webhook's, a
+	// service's credentials).
+	Headers bool
+	// Authorization says that a delivery must carry an Authorization header (the service's
+	// credentials).
+	Authorization bool
+	// NoURL says that a delivery goes nowhere by URL (EMAIL: its recipients are fields.to).
+	NoURL bool
+	// DefaultURL is the URL of a delivery that names none; the URL is required when empty
+	// (and NoURL is false).
+	DefaultURL string
+	// RoutingKey says that a delivery must carry a routing key (PagerDuty's events); no other
+	// type's may.
+	RoutingKey bool
+	// DedupKey says that a delivery carries a deduplication key: mgmtapi's own for its entity
+	// when none was set, at most 255 characters.
+	DedupKey bool
 }
 
 // Sender is how a connector type turns a notification into what it sends.
@@ -226,6 +255,82 @@ type Record struct {
 	Event string
 	// EntityType and EntityID name what the delivery is about.
 	EntityType, EntityID string
+}
+
+// StoredDelivery is a delivery as CheckRecord reads it and completes it.
+type StoredDelivery struct {
+	TeamID               int64
+	URL, Method          string
+	Headers              map[string]string
+	RoutingKey, DedupKey string
+	EntityType, EntityID string
+}
+
+// CheckRecord checks d against the shape of the connector type t's deliveries and fills the
+// defaults the shape gives (the URL, the deduplication key). The error names the delivery field
+// and the rule, never quoting a secret.
+func CheckRecord(t oas.ConnectorType, d *StoredDelivery) error {
+	kind, ok := Lookup(t)
+	if !ok || kind.Sender == nil {
+		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi", t)
+	}
+	shape := kind.Record
+	methods := shape.Methods
+	if len(methods) == 0 {
+		methods = []string{http.MethodPost}
+	}
+	if !slices.ContainsFunc(methods, func(m string) bool { return strings.EqualFold(m, d.Method) }) {
+		return fmt.Errorf("delivery method: %s deliveries must be %s, not %q", t, strings.Join(methods, " or "), d.Method)
+	}
+	if len(d.Headers) > 0 && !shape.Headers {
+		var own []string
+		for _, k := range kinds {
+			if k.Record.Headers {
+				own = append(own, string(k.Type))
+			}
+		}
+		return fmt.Errorf("delivery headers: %s deliveries carry none of their own (%s ones do)", t, strings.Join(own, ", "))
+	}
+	if shape.Authorization && headerValue(d.Headers, "Authorization") == "" {
+		return fmt.Errorf("delivery headers: Authorization is required for %s (its credentials)", t)
+	}
+	switch {
+	case shape.RoutingKey && d.RoutingKey == "":
+		return fmt.Errorf("delivery routingKey: required for %s", t)
+	case !shape.RoutingKey && d.RoutingKey != "":
+		return fmt.Errorf("delivery routingKey: %s deliveries have none", t)
+	}
+	if shape.NoURL {
+		if d.URL != "" {
+			return fmt.Errorf("delivery url: %s deliveries go to no URL", t)
+		}
+	} else {
+		if d.URL == "" {
+			d.URL = shape.DefaultURL
+		}
+		if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("delivery url: must be an absolute http or https URL")
+		}
+	}
+	if shape.DedupKey {
+		if d.DedupKey == "" {
+			d.DedupKey = fmt.Sprintf("mgmtapi/%d/%s/%s", d.TeamID, d.EntityType, d.EntityID)
+		}
+		if len(d.DedupKey) > 255 {
+			return fmt.Errorf("delivery dedupKey: at most 255 characters, not %d", len(d.DedupKey))
+		}
+	}
+	return nil
+}
+
+// headerValue is the value of the header name in headers, whatever the case of its key.
+func headerValue(headers map[string]string, name string) string {
+	for k, v := range headers {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // The events a Body tells apart.

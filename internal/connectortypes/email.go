@@ -13,6 +13,7 @@ import (
 // emailKind sends email through the server's SMTP server (the delivery worker's, --smtp-url).
 var emailKind = Kind{
 	Type: oas.ConnectorTypeEMAIL, EntityTypes: allEntities, Sender: email{},
+	Record: RecordShape{NoURL: true},
 	Config: []Field{
 		{Name: "emailAddresses", Kind: oas.ConnectorFieldTypeARRAYOFSTRINGS, Required: true, Rule: CheckRecipients,
 			Description: "The addresses the messages are sent to, a JSON array of 1 to 100 strings in a string (\"[\\\"ops@example.com\\\"]\"; Ops <ops@example.com> also works); a template renders such an array. Messages go through the server's SMTP server (--smtp-url)."},

@@ -3,6 +3,7 @@ package connectortypes
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
@@ -12,6 +13,7 @@ import (
 // genericHTTPSKind sends a JSON document to any URL.
 var genericHTTPSKind = Kind{
 	Type: oas.ConnectorTypeGENERICHTTPS, EntityTypes: allEntities, Sender: genericHTTPS{},
+	Record: RecordShape{Methods: []string{http.MethodPost, http.MethodPut}, Headers: true},
 	Config: []Field{
 		{Name: "url", Kind: oas.ConnectorFieldTypeURL, Required: true,
 			Description: "The http or https URL the notification is sent to."},

@@ -11,6 +11,7 @@ import (
 // incidentIOKind sends alert events to an incident.io HTTP alert source (a preview type).
 var incidentIOKind = Kind{
 	Type: oas.ConnectorTypeINCIDENTIO, Preview: true, EntityTypes: alertEntities, Sender: incidentIO{},
+	Record: RecordShape{Headers: true, Authorization: true, DedupKey: true},
 	Config: []Field{
 		{Name: "apiKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
 			Description: "An incident.io API key (a preview type). Stored and checked; sending uses the alert source's token, not this key."},

@@ -17,6 +17,7 @@ const DefaultPagerDutyURL = "https://events.pagerduty.com/v2/enqueue"
 // dedup key) with the connector's integration key.
 var pagerDutyKind = Kind{
 	Type: oas.ConnectorTypePAGERDUTY, EntityTypes: alertEntities, Sender: pagerDuty{},
+	Record: RecordShape{DefaultURL: DefaultPagerDutyURL, RoutingKey: true, DedupKey: true},
 	Config: []Field{
 		{Name: "integrationKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
 			Description: "The routing key of the PagerDuty Events API v2 integration."},

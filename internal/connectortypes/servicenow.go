@@ -17,6 +17,7 @@ import (
 // serviceNowKind opens ServiceNow incidents with the Table API.
 var serviceNowKind = Kind{
 	Type: oas.ConnectorTypeSERVICENOW, EntityTypes: alertEntities, Sender: serviceNow{},
+	Record: RecordShape{Headers: true, Authorization: true, DedupKey: true},
 	Config: []Field{
 		{Name: "instanceUrl", Kind: oas.ConnectorFieldTypeURL, Required: true,
 			Description: "The ServiceNow instance's URL (https). mgmtapi creates one incident per alert triggered or case opened, " +

@@ -30,6 +30,21 @@ type Event struct {
 	// after the area's own work (see Emit); the area that emits the event provides it. An error
 	// rolls the transaction back.
 	Snapshot func(ctx context.Context, tx *Tx) (entity []byte, caseID string, err error)
+	// SuppressedBy is the answer of the alert scheduler rules asked in the transaction for the
+	// event's alert (RecordSuppression): nil when none was asked, else the id of the rule that
+	// silences the alert, "" when none does.
+	SuppressedBy *string
+}
+
+// RecordSuppression records, on the events this transaction emitted so far for the entity, the
+// answer of the alert scheduler rules it asked at its own instant (ruleID, "" when no rule
+// silences the alert), so that the routing uses it instead of asking again (alertschedules).
+func (tx *Tx) RecordSuppression(entityType, entityID, ruleID string) {
+	for i := range tx.emitted {
+		if e := &tx.emitted[i]; e.EntityType == entityType && e.EntityID == entityID {
+			e.SuppressedBy = &ruleID
+		}
+	}
 }
 
 // Emit records e to be written to notification_events before the transaction commits, after fn
@@ -61,10 +76,10 @@ func (tx *Tx) recordEvents(ctx context.Context) error {
 		// Last in the transaction, and on PostgreSQL in the round trip that ends it.
 		tx.ExecAtEnd(fmt.Sprintf("record the %s event of %s %s", e.Kind, e.EntityType, e.EntityID),
 			`INSERT INTO notification_events
-			(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq, suppressed_by)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
 			e.TeamID, tx.NewID(), e.EntityType, e.EntityID, e.Kind, e.Cause, string(entity), caseID,
-			tx.Now.UnixMicro(), i)
+			tx.Now.UnixMicro(), i, e.SuppressedBy)
 	}
 	return nil
 }

@@ -227,7 +227,7 @@ func TestEmailEnqueueChecksTheRecipients(t *testing.T) {
 				d := f.emailRecord("k4", "s", "t", "ops@example.com")
 				d.URL = "https://example.com"
 				return d
-			}(), "an email delivery has none"},
+			}(), "delivery url: EMAIL deliveries go to no URL"},
 		} {
 			err := env.DB.InTx(context.Background(), func(tx *db.Tx) error { return delivery.Enqueue(context.Background(), tx, tc.d) })
 			var incomplete delivery.IncompleteError

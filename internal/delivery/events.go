@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 )
 
 // Event is one event a write transaction recorded for the notification center (db.Tx.Emit), as
@@ -30,6 +31,10 @@ type Event struct {
 	// At is the time of the transaction that recorded the event: the time conditions,
 	// suppression and retriggering are judged at.
 	At time.Time
+	// SuppressedBy is the answer of the alert scheduler rules the recording transaction asked
+	// for the event's alert: nil when it asked nothing (the routing asks), else the id of the
+	// rule that silenced the alert, "" when none did.
+	SuppressedBy *string
 }
 
 // Router turns a recorded event into the deliveries it causes (internal/routers.Router, set by
@@ -39,6 +44,14 @@ type Event struct {
 // again later), never because an event matched nothing or could not be rendered.
 type Router interface {
 	Route(ctx context.Context, q db.Querier, e Event) ([]Delivery, error)
+}
+
+// DueEvents is what a Router also implements when events come due with time rather than with a
+// write (internal/routers: an alert's reminder once per retriggering period): the worker calls
+// RecordDueEvents before each routing pass, and routes the events it records in that pass. It
+// answers how many it recorded; its error is the database's only.
+type DueEvents interface {
+	RecordDueEvents(ctx context.Context, database *db.DB) (recorded int, err error)
 }
 
 // maxRouteAttempts bounds the routings begun for one event: an event whose routing failed this
@@ -71,6 +84,11 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 	}()
 	if w.opts.Router == nil {
 		return 0, nil
+	}
+	if timed, ok := w.opts.Router.(DueEvents); ok {
+		if _, err := timed.RecordDueEvents(ctx, w.opts.DB); err != nil {
+			return 0, fmt.Errorf("record the events due: %w", err)
+		}
 	}
 	var due int
 	err = w.opts.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM notification_events
@@ -126,7 +144,11 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 			finished = append(finished, finishedEvent{event: e, dropped: true})
 			continue
 		}
-		deliveries, err := w.opts.Router.Route(ctx, w.opts.DB.Read(), e)
+		routeCtx := ctx
+		if w.opts.Serving != nil {
+			routeCtx = notifyexpr.Paced(ctx, w.opts.Serving)
+		}
+		deliveries, err := w.opts.Router.Route(routeCtx, w.opts.DB.Read(), e)
 		if err != nil {
 			// The lease keeps the event, and the events of its entity after it, until it ends;
 			// the batch's other events go on.
@@ -249,7 +271,7 @@ func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []in
 			rows, err = tx.QueryContext(ctx, `UPDATE notification_events
 				SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
 				WHERE team_id = $3 AND id IN (`+in.String()+`)
-				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts`, args...)
+				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts, suppressed_by`, args...)
 			if err != nil {
 				return fmt.Errorf("claim notification events: %w", err)
 			}
@@ -259,10 +281,15 @@ func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []in
 					kind, entity string
 					at           int64
 					n            int
+					suppressedBy sql.NullString
 				)
-				if err := rows.Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause, &entity, &e.CaseID, &at, &n); err != nil {
+				if err := rows.Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause, &entity, &e.CaseID, &at, &n,
+					&suppressedBy); err != nil {
 					rows.Close()
 					return fmt.Errorf("claim notification event: %w", err)
+				}
+				if suppressedBy.Valid {
+					e.SuppressedBy = &suppressedBy.String
 				}
 				e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
 				claimed[key{e.TeamID, e.ID}] = len(all)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // ConnectorType is the kind of receiver a record is sent to; the names are the public
@@ -232,15 +233,16 @@ func complete(d *Delivery) error {
 	if d.ConnectorType == Webhook {
 		return completeWebhook(d)
 	}
-	if d.ConnectorType != GenericHTTPS && d.Method != http.MethodPost {
-		return fmt.Errorf("delivery method: only a generic HTTPS connector sets it")
+	if _, ok := httpSender(d.ConnectorType); !ok && d.ConnectorType != Email {
+		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL, SERVICE_NOW, INCIDENT_IO are)", d.ConnectorType)
 	}
-	if len(d.Headers) > 0 && d.ConnectorType != GenericHTTPS && d.ConnectorType != ServiceNow && d.ConnectorType != IncidentIO {
-		return fmt.Errorf("delivery headers: only a generic HTTPS, ServiceNow or incident.io connector sets them")
+	// What the record holds besides its fields is its type's rule (connectortypes' RecordShape).
+	stored := connectortypes.StoredDelivery{TeamID: d.TeamID, URL: d.URL, Method: d.Method, Headers: d.Headers,
+		RoutingKey: d.RoutingKey, DedupKey: d.DedupKey, EntityType: d.EntityType, EntityID: d.EntityID}
+	if err := connectortypes.CheckRecord(oas.ConnectorType(d.ConnectorType), &stored); err != nil {
+		return err
 	}
-	if d.Method != http.MethodPost && d.Method != http.MethodPut {
-		return fmt.Errorf("delivery method: must be POST or PUT, not %q", d.Method)
-	}
+	d.URL, d.DedupKey = stored.URL, stored.DedupKey
 	for name := range d.Headers {
 		if !httpguts.ValidHeaderFieldName(name) {
 			return fmt.Errorf("delivery headers: %q is not a valid header name", name)
@@ -249,38 +251,10 @@ func complete(d *Delivery) error {
 			return fmt.Errorf("delivery headers: %s is set by mgmtapi and cannot be replaced", http.CanonicalHeaderKey(name))
 		}
 	}
-	switch d.ConnectorType {
-	case GenericHTTPS, Slack, MicrosoftTeams:
-	case Email:
-		if d.URL != "" || d.RoutingKey != "" {
-			return fmt.Errorf("delivery url and routingKey: an email delivery has none (its recipients are fields.to)")
-		}
+	if d.ConnectorType == Email {
+		// sent through the SMTP server: its message is built here
 		d.IdempotencyKey = idempotencyKey(d)
 		_, err := emailOf(recordOf(d))
-		return err
-	case PagerDuty, ServiceNow, IncidentIO:
-		if d.ConnectorType == PagerDuty {
-			if d.URL == "" {
-				d.URL = connectortypes.DefaultPagerDutyURL
-			}
-			if d.RoutingKey == "" {
-				return fmt.Errorf("delivery routingKey: required for PagerDuty")
-			}
-		} else if d.RoutingKey != "" {
-			return fmt.Errorf("delivery routingKey: only PagerDuty has one")
-		} else if headerValue(d.Headers, "Authorization") == "" {
-			return fmt.Errorf("delivery headers: Authorization is required for %s (its credentials)", d.ConnectorType)
-		}
-		if d.DedupKey == "" {
-			d.DedupKey = "mgmtapi/" + strconv.FormatInt(d.TeamID, 10) + "/" + d.EntityType + "/" + d.EntityID
-		}
-		if len(d.DedupKey) > 255 {
-			return fmt.Errorf("delivery dedupKey: at most 255 characters, not %d", len(d.DedupKey))
-		}
-	default:
-		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL, SERVICE_NOW, INCIDENT_IO are)", d.ConnectorType)
-	}
-	if err := checkURL(d.URL); err != nil {
 		return err
 	}
 	d.IdempotencyKey = idempotencyKey(d)
@@ -391,16 +365,6 @@ func reservedHeader(name string) bool {
 		return true
 	}
 	return false
-}
-
-// headerValue is h's value of the header name, compared without regard to case.
-func headerValue(h map[string]string, name string) string {
-	for k, v := range h {
-		if strings.EqualFold(k, name) {
-			return v
-		}
-	}
-	return ""
 }
 
 // host is the destination's host, the only part of it logs and errors name; "email" for an email

@@ -56,8 +56,13 @@ type Options struct {
 	Webhooks WebhookSender
 	// Router routes the events write transactions recorded (notification_events) into
 	// deliveries: the main wiring sets it to internal/routers' Router. Nil leaves the events to
-	// another worker.
+	// another worker. A Router that is also DueEvents records the events that come due with time
+	// (alert reminders) before each routing pass.
 	Router Router
+	// Serving reports whether the server is answering requests now; while it does, the routing
+	// stage's templates and conditions render paced (notifyexpr.Paced), leaving the cores to
+	// the requests. Nil: never paced.
+	Serving func() bool
 }
 
 func (o *Options) defaults() {

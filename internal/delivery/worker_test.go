@@ -627,10 +627,10 @@ func TestGenericConnectorMethodAndHeaders(t *testing.T) {
 		}{
 			{func(d *delivery.Delivery) { d.Headers = map[string]string{"idempotency-key": "x"} }, "Idempotency-Key is set by mgmtapi"},
 			{func(d *delivery.Delivery) { d.Headers = map[string]string{"bad name": "x"} }, `"bad name" is not a valid header name`},
-			{func(d *delivery.Delivery) { d.Method = http.MethodDelete }, "must be POST or PUT"},
+			{func(d *delivery.Delivery) { d.Method = http.MethodDelete }, `GENERIC_HTTPS deliveries must be POST or PUT, not "DELETE"`},
 			{func(d *delivery.Delivery) {
 				d.ConnectorType, d.Fields, d.Headers = delivery.Slack, map[string]any{"text": "x"}, map[string]string{"x-a": "b"}
-			}, "only a generic HTTPS, ServiceNow or incident.io connector sets them"},
+			}, "SLACK deliveries carry none of their own (GENERIC_HTTPS, SERVICE_NOW, INCIDENT_IO ones do)"},
 		} {
 			bad := f.record(rc.URL, "hook-2", "refused")
 			c.change(&bad)

@@ -281,3 +281,92 @@ func OpenStartOf(ctx context.Context, tx *db.Tx, teamID int64, fingerprint strin
 	}
 	return time.UnixMicro(start).UTC(), true, nil
 }
+
+// EmitReminder records, in tx, that the team's incident id is still firing and that its trigger
+// is to be routed again (issue 37: a reminder once per retriggering period): a "triggered"
+// notification event whose cause is cause, with the incident as tx leaves it. It changes nothing
+// of the incident. The caller has checked that the incident is still TRIGGERED.
+func EmitReminder(ctx context.Context, tx *db.Tx, teamID int64, id, cause string) {
+	tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "ALERTS", EntityID: id, Kind: "triggered", Cause: cause,
+		Snapshot: snapshot(teamID, id)})
+}
+
+// ReopenFromSource records that the alert (fingerprint, start time), whose incident its source
+// resolved, fires again with the same start time (Alertmanager timed it out, or resolved it, and
+// then received it again from Prometheus, which kept its start): state and status TRIGGERED,
+// closedAt and the source's resolution cleared, case caseID (the group's open case), an
+// UPSERT_STATE event with stateType TRIGGERED from an operational originator, and a "triggered"
+// notification event, as for a new firing. found=false when no incident has the alert;
+// reopened=false when its source has not resolved it (a firing again of a firing alert changes
+// nothing).
+func ReopenFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time, caseID, systemName string) (id string, found, reopened bool, err error) {
+	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels, name, application_name,
+		subsystem_name, is_muted, contextual_labels, created_at, closed_at, last_state_update_time FROM incidents
+		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
+	if tx.Engine == db.Postgres {
+		query += ` FOR UPDATE`
+	}
+	var resolved sql.NullInt64
+	var old countKey
+	var before rollupEntry
+	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved,
+		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta, &before.key.name, &before.key.application,
+		&before.key.subsystem, &before.key.muted, &before.contextual, &before.created, &before.closed, &before.update)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, fmt.Errorf("find incident: %w", err)
+	}
+	if !resolved.Valid {
+		return id, true, false, nil
+	}
+	now := micros(tx.Now)
+	triggered := string(oas.IncidentStateINCIDENTSTATETRIGGERED)
+	_, err = tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = NULL, source_resolved_at = NULL,
+		last_state_update_time = $5, last_state_update_key = $6, case_id = $7
+		WHERE team_id = $1 AND id = $2`,
+		teamID, id, triggered, string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), now, "alertmanager:"+fingerprint+":firing", caseID)
+	if err != nil {
+		return "", false, false, fmt.Errorf("reopen incident: %w", err)
+	}
+	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
+		return "", false, false, err
+	}
+	moved := old
+	moved.state, moved.status = triggered, string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED)
+	moveCount(ctx, tx, teamID, old, moved)
+	before.key.severity, before.key.state, before.key.status, before.key.assignedTo, before.key.meta =
+		old.severity, old.state, old.status, old.assignedTo, old.meta
+	after := before
+	after.key.state, after.key.status, after.update, after.closed = moved.state, moved.status, now, sql.NullInt64{}
+	moveClosedTime(ctx, tx, teamID, before, after)
+	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
+		return "", false, false, err
+	}
+	if err := syncLabels(ctx, tx, teamID, id); err != nil {
+		return "", false, false, err
+	}
+	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
+	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, fingerprint)
+	if err := appendEvent(ctx, tx, teamID, id, ev); err != nil {
+		return "", false, false, err
+	}
+	emit(ctx, tx, teamID, id, "triggered")
+	return id, true, true, nil
+}
+
+// ResolvedBySource reports whether the team's incident of the alert (fingerprint, start time)
+// exists and was resolved by its source.
+func ResolvedBySource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time) (bool, error) {
+	var resolved sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT source_resolved_at FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`,
+		teamID, fingerprint, micros(startsAt)).Scan(&resolved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("find incident of alert: %w", err)
+	}
+	return resolved.Valid, nil
+}

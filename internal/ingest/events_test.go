@@ -3,6 +3,7 @@ package ingest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -95,6 +96,80 @@ func TestEventsForTheNotificationCenter(t *testing.T) {
 		send(t, env, key, group(`{}:{alertname="DiskFull"}`, resolved(alert, t0.Add(time.Hour))))
 		if s := take(); s != "ALERTS:resolved CASES:changed" {
 			t.Fatalf("the alert resolving handed %q", s)
+		}
+	})
+}
+
+// TestAResolvedAlertFiringAgainWithItsStartReopens (issue 37): Alertmanager resolves an alert
+// (it timed out, or Prometheus's resend came late) and then receives it again from Prometheus
+// with the same start time, and notifies it firing. The incident its source resolved is
+// triggered again (the same incident: it is keyed by fingerprint and start), in the group's open
+// case (a new one, the old one having resolved), with a triggered notification event; a
+// redelivery of that firing changes nothing; the next resolution resolves it again. The incident
+// counts follow.
+func TestAResolvedAlertFiringAgainWithItsStartReopens(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
+		kinds := func() string {
+			rows, err := env.DB.Read().QueryContext(context.Background(), `SELECT entity_type, kind FROM notification_events ORDER BY created_at, seq`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var entityType, kind string
+				if err := rows.Scan(&entityType, &kind); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, entityType+":"+kind)
+			}
+			return strings.Join(got, " ")
+		}
+		counts := func() string {
+			var open, resolved int
+			if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT
+				COALESCE(SUM(CASE WHEN state = 'INCIDENT_STATE_TRIGGERED' THEN n ELSE 0 END), 0),
+				COALESCE(SUM(CASE WHEN state = 'INCIDENT_STATE_RESOLVED' THEN n ELSE 0 END), 0) FROM incident_counts`).Scan(&open, &resolved); err != nil {
+				t.Fatal(err)
+			}
+			return fmt.Sprintf("%d open %d resolved", open, resolved)
+		}
+		alert := firing("DiskFull", "critical", "db", t0)
+		first := send(t, env, key, group(`{}:{alertname="DiskFull"}`, alert))
+		send(t, env, key, group(`{}:{alertname="DiskFull"}`, resolved(alert, t0.Add(3*time.Minute))))
+		incident := listIncidents(t, env, env.RootKey)[0]
+		if incident.State != "INCIDENT_STATE_RESOLVED" || counts() != "0 open 1 resolved" {
+			t.Fatalf("after the resolution: %+v, %s", incident, counts())
+		}
+
+		again := send(t, env, key, group(`{}:{alertname="DiskFull"}`, alert))
+		if again.IncidentsOpened != 1 || again.CaseID == "" || again.CaseID == first.CaseID {
+			t.Fatalf("firing again with its start: %+v (the first case %s)", again, first.CaseID)
+		}
+		list := listIncidents(t, env, env.RootKey)
+		if len(list) != 1 || list[0].ID != incident.ID || list[0].State != "INCIDENT_STATE_TRIGGERED" ||
+			list[0].Status != "INCIDENT_STATUS_TRIGGERED" || list[0].ClosedAt != "" || counts() != "1 open 0 resolved" {
+			t.Fatalf("firing again with its start: incidents %+v, %s", list, counts())
+		}
+		want := "CASES:opened ALERTS:triggered ALERTS:resolved CASES:changed CASES:opened ALERTS:triggered"
+		if got := kinds(); got != want {
+			t.Fatalf("notification events %q, want %q", got, want)
+		}
+		if redelivered := send(t, env, key, group(`{}:{alertname="DiskFull"}`, alert)); redelivered.IncidentsOpened != 0 || redelivered.Unchanged != 1 {
+			t.Fatalf("a redelivery of the firing: %+v", redelivered)
+		}
+		if got := kinds(); got != want {
+			t.Fatalf("a redelivery recorded events: %q", got)
+		}
+
+		if ended := send(t, env, key, group(`{}:{alertname="DiskFull"}`, resolved(alert, t0.Add(9*time.Minute)))); ended.IncidentsResolved != 1 {
+			t.Fatalf("the second resolution: %+v", ended)
+		}
+		list = listIncidents(t, env, env.RootKey)
+		if len(list) != 1 || list[0].State != "INCIDENT_STATE_RESOLVED" || !strings.HasPrefix(list[0].ClosedAt, "2026-11-20T10:09:00") ||
+			counts() != "0 open 1 resolved" {
+			t.Fatalf("after the second resolution: %+v, %s", list, counts())
 		}
 	})
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 )
 
 // AlertHandler serves the ingestion operation.
@@ -169,6 +170,7 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 
 	// Which alerts are new, and which case holds each known one.
 	caseOf := make([]string, len(alerts))
+	reopen := make([]bool, len(alerts))
 	var anyNewFiring bool
 	for i, a := range alerts {
 		caseID, found, err := incidents.CaseOfAlert(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt)
@@ -178,6 +180,14 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 		caseOf[i] = caseID
 		if !found && a.firing {
 			anyNewFiring = true
+		}
+		if found && a.firing {
+			// Firing again with the start time of an incident its source resolved: Alertmanager
+			// says it fires, so it is reopened, in the group's open case (issue 37).
+			if reopen[i], err = incidents.ResolvedBySource(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt); err != nil {
+				return nil, err
+			}
+			anyNewFiring = anyNewFiring || reopen[i]
 		}
 	}
 
@@ -204,7 +214,23 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 
 	for i, a := range alerts {
 		caseID := caseOf[i]
-		if caseID == "" {
+		if reopen[i] {
+			id, _, reopened, err := incidents.ReopenFromSource(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt,
+				groupCase.ID, a.incident.SystemName)
+			if err != nil {
+				return nil, err
+			}
+			caseID = groupCase.ID
+			result.IncidentsOpened++
+			if err := n.recordEvent(ctx, tx, a, id, reopened); err != nil {
+				return nil, err
+			}
+			if reopened && a.identity != "" {
+				if err := routers.ScheduleReminders(ctx, tx, n.teamID, id); err != nil {
+					return nil, err
+				}
+			}
+		} else if caseID == "" {
 			if groupCase.ID == "" {
 				// A resolved alert never seen firing, in a group without an open case: there
 				// is nothing to resolve.
@@ -222,6 +248,12 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 				result.IncidentsOpened++
 				if err := n.recordEvent(ctx, tx, a, id, created); err != nil {
 					return nil, err
+				}
+				if created && a.identity != "" {
+					// a definition's alert is reminded of while it fires (issue 37)
+					if err := routers.ScheduleReminders(ctx, tx, n.teamID, id); err != nil {
+						return nil, err
+					}
 				}
 			}
 		} else if a.firing {

@@ -85,7 +85,7 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	}
 	rendered := make(map[string]string, len(templates))
 	for _, name := range sortedKeys(templates) {
-		out, err := notifyexpr.Render(templates[name], entity)
+		out, err := notifyexpr.RenderContext(ctx, templates[name], entity)
 		if err != nil {
 			return Message{}, fmt.Errorf("preset field %s: %w", name, err)
 		}

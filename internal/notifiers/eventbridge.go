@@ -9,12 +9,15 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
 	smithyhttp "github.com/aws/smithy-go/transport/http"
 )
 
@@ -25,14 +28,16 @@ import (
 // merged into it when it is a JSON object once its placeholders are replaced).
 //
 // The request is signed with the operator's AWS credentials, read from the standard variables
-// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, and sent to EventBridge's
-// endpoint of the region, or to AWS_ENDPOINT_URL_EVENTBRIDGE (else AWS_ENDPOINT_URL) when set,
-// through the delivery client (the outbound address policy applies). roleName is stored but not
-// assumed: the operator's credentials must be allowed to put events on the bus.
+// AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or, when the webhook names a
+// roleName, with the credentials of that role in the bus's account, assumed with the operator's
+// (see roleCredentials). It is sent to EventBridge's endpoint of the region, or to
+// AWS_ENDPOINT_URL_EVENTBRIDGE (else AWS_ENDPOINT_URL) when set, through the delivery client (the
+// outbound address policy applies).
 type eventBridge struct{}
 
 var (
-	eventBusARN = regexp.MustCompile(`^arn:aws[a-z-]*:events:([a-z0-9-]+):[0-9]{12}:event-bus/[A-Za-z0-9._/-]{1,256}$`)
+	// eventBusARN's groups: the partition, the region, the account.
+	eventBusARN = regexp.MustCompile(`^arn:(aws[a-z-]*):events:([a-z0-9-]+):([0-9]{12}):event-bus/[A-Za-z0-9._/-]{1,256}$`)
 	iamRoleName = regexp.MustCompile(`^[A-Za-z0-9+=,.@_-]{1,64}$`)
 )
 
@@ -65,13 +70,21 @@ func (eventBridge) Deliver(ctx context.Context, client *http.Client, t Target, m
 	if match == nil {
 		return Outcome{Err: errors.New("awsEventBridge.eventBusArn: not an event bus ARN")}
 	}
+	partition, region, account := match[1], match[2], match[3]
 	key, secret := os.Getenv("AWS_ACCESS_KEY_ID"), os.Getenv("AWS_SECRET_ACCESS_KEY")
 	if key == "" || secret == "" {
 		return Outcome{Err: errors.New("EventBridge: mgmtapi has no AWS credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY are not set)")}
 	}
+	var creds aws.CredentialsProvider = credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN"))
+	if role := t.Settings["roleName"]; role != "" {
+		creds = roleCredentials(client, creds, region, fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, role))
+		if _, err := creds.Retrieve(ctx); err != nil {
+			return assumeRoleOutcome(role, err)
+		}
+	}
 	opts := eventbridge.Options{
-		Region:           match[1],
-		Credentials:      credentials.NewStaticCredentialsProvider(key, secret, os.Getenv("AWS_SESSION_TOKEN")),
+		Region:           region,
+		Credentials:      creds,
 		HTTPClient:       client,
 		RetryMaxAttempts: 1,
 	}
@@ -94,9 +107,9 @@ func (eventBridge) Deliver(ctx context.Context, client *http.Client, t Target, m
 		if errors.As(err, &re) {
 			status := re.HTTPStatusCode()
 			return Outcome{Status: status, Retry: retryServer(status),
-				Err: fmt.Errorf("EventBridge (%s) answered %d: %s", match[1], status, oneLine(re.Err.Error()))}
+				Err: fmt.Errorf("EventBridge (%s) answered %d: %s", region, status, oneLine(re.Err.Error()))}
 		}
-		return Outcome{Retry: true, Err: fmt.Errorf("EventBridge (%s): %s", match[1], oneLine(err.Error()))}
+		return Outcome{Retry: true, Err: fmt.Errorf("EventBridge (%s): %s", region, oneLine(err.Error()))}
 	}
 	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
 		e := out.Entries[0]
@@ -104,6 +117,44 @@ func (eventBridge) Deliver(ctx context.Context, client *http.Client, t Target, m
 			Err: fmt.Errorf("EventBridge refused the event: %s %s", aws.ToString(e.ErrorCode), aws.ToString(e.ErrorMessage))}
 	}
 	return Outcome{Status: http.StatusOK}
+}
+
+// assumedRoles caches the credentials of the roles assumed (roleCredentials), by role ARN,
+// region, STS endpoint and operator key: one AssumeRole per role until its credentials near
+// their end, not one per event.
+var assumedRoles sync.Map // string → *aws.CredentialsCache
+
+// roleCredentials returns the credentials of the IAM role roleARN, assumed through STS's
+// AssumeRole (session name "mgmtapi") with the operator's credentials, in region, at
+// AWS_ENDPOINT_URL_STS (else AWS_ENDPOINT_URL) when set, through client; cached and renewed
+// shortly before they expire. The role must trust the operator's principal.
+func roleCredentials(client *http.Client, operator aws.CredentialsProvider, region, roleARN string) aws.CredentialsProvider {
+	endpoint := firstEnv("AWS_ENDPOINT_URL_STS", "AWS_ENDPOINT_URL")
+	key := strings.Join([]string{roleARN, region, endpoint, os.Getenv("AWS_ACCESS_KEY_ID")}, "|")
+	if cached, ok := assumedRoles.Load(key); ok {
+		return cached.(*aws.CredentialsCache)
+	}
+	opts := sts.Options{Region: region, Credentials: operator, HTTPClient: client, RetryMaxAttempts: 1}
+	if endpoint != "" {
+		opts.BaseEndpoint = aws.String(endpoint)
+	}
+	provider := stscreds.NewAssumeRoleProvider(sts.New(opts), roleARN, func(o *stscreds.AssumeRoleOptions) {
+		o.RoleSessionName = "mgmtapi"
+	})
+	cached, _ := assumedRoles.LoadOrStore(key, aws.NewCredentialsCache(provider))
+	return cached.(*aws.CredentialsCache)
+}
+
+// assumeRoleOutcome is the failed delivery of an event whose role could not be assumed: retried
+// when STS failed on its side or could not be reached.
+func assumeRoleOutcome(role string, err error) Outcome {
+	var re *smithyhttp.ResponseError
+	if errors.As(err, &re) {
+		status := re.HTTPStatusCode()
+		return Outcome{Status: status, Retry: retryServer(status),
+			Err: fmt.Errorf("EventBridge: assuming the role %s, STS answered %d: %s", role, status, oneLine(re.Err.Error()))}
+	}
+	return Outcome{Retry: true, Err: fmt.Errorf("EventBridge: assuming the role %s: %s", role, oneLine(err.Error()))}
 }
 
 // eventDetail is the event's detail: the message, with the detail setting rendered in it.

@@ -24,10 +24,12 @@
 package notifyexpr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -279,6 +281,11 @@ func CheckTemplate(src string) error {
 // Errors: *Error with the reasons of CheckTemplate, ReasonFieldNotFound, ReasonInvalid (an
 // evaluation error), ReasonOutputTooLong, ReasonTooExpensive.
 func Render(src string, entity map[string]any) (string, error) {
+	return RenderContext(context.Background(), src, entity)
+}
+
+// RenderContext is Render paced as ctx says (see Paced).
+func RenderContext(ctx context.Context, src string, entity map[string]any) (string, error) {
 	if err := checkSourceLen(src, "template"); err != nil {
 		return "", err
 	}
@@ -286,7 +293,7 @@ func Render(src string, entity map[string]any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b := newBudget()
+	b := newBudget(ctx)
 	out := &limitedWriter{budget: b}
 	err = run(b, func() error { return tpl.Execute(out, evalContext(entity, b)) })
 	if err != nil {
@@ -310,11 +317,16 @@ func CheckCondition(src string) error {
 // Errors: *Error with the reasons of CheckCondition, ReasonFieldNotFound, ReasonInvalid (an
 // evaluation error, or a result that is not a boolean), ReasonOutputTooLong, ReasonTooExpensive.
 func EvalCondition(src string, entity map[string]any) (bool, error) {
+	return EvalConditionContext(context.Background(), src, entity)
+}
+
+// EvalConditionContext is EvalCondition paced as ctx says (see Paced).
+func EvalConditionContext(ctx context.Context, src string, entity map[string]any) (bool, error) {
 	out, err := compileCondition(src)
 	if err != nil {
 		return false, err
 	}
-	b := newBudget()
+	b := newBudget(ctx)
 	var result *exec.Value
 	err = run(b, func() error {
 		e := &exec.Evaluator{Config: gonjaConfig, Environment: environment(globals.Inherit().Update(evalContext(entity, b))), Loader: loader{}}
@@ -452,10 +464,17 @@ type budget struct {
 	steps    int
 	deadline time.Time
 	exceeded *Error
+	// yieldAt is when the evaluation next lets other goroutines run (see spend); ranSince is
+	// when it last resumed.
+	yieldAt, ranSince time.Time
+	// busy is the pacing of Paced, nil when the evaluation is not paced.
+	busy func() bool
 }
 
-func newBudget() *budget {
-	return &budget{steps: MaxSteps, deadline: time.Now().Add(Timeout)}
+func newBudget(ctx context.Context) *budget {
+	now := time.Now()
+	busy, _ := ctx.Value(pacedKey{}).(func() bool)
+	return &budget{steps: MaxSteps, deadline: now.Add(Timeout), yieldAt: now.Add(yieldEvery), ranSince: now, busy: busy}
 }
 
 // spend takes n steps; it fails once steps or time run out, and from then on.
@@ -468,11 +487,58 @@ func (b *budget) spend(n int) error {
 		b.exceeded = &Error{Reason: ReasonTooExpensive, Message: fmt.Sprintf("the evaluation takes more than %d steps; loop over less, or use fewer filters", MaxSteps)}
 		return b.exceeded
 	}
-	if time.Now().After(b.deadline) {
+	now := time.Now()
+	if now.After(b.deadline) {
 		b.exceeded = &Error{Reason: ReasonTooExpensive, Message: fmt.Sprintf("the evaluation takes longer than %s", Timeout)}
 		return b.exceeded
 	}
+	if now.After(b.yieldAt) {
+		b.yield(now)
+	}
 	return nil
+}
+
+// yield lets waiting goroutines run. A paced evaluation also steps aside while its pacing says
+// foreground work is under way, for pacedShare's complement of the time: the deadline moves by
+// the time it waited, so pacing never makes an evaluation fail its time bound.
+func (b *budget) yield(now time.Time) {
+	if b.busy != nil && b.busy() {
+		ran := now.Sub(b.ranSince)
+		wait := ran * (100 - pacedShare) / pacedShare
+		for waited := time.Duration(0); waited < wait && b.busy(); {
+			step := min(wait-waited, yieldEvery)
+			time.Sleep(step)
+			waited += step
+		}
+		resumed := time.Now()
+		b.deadline = b.deadline.Add(resumed.Sub(now))
+		b.ranSince = resumed
+	} else {
+		runtime.Gosched()
+		b.ranSince = time.Now()
+	}
+	b.yieldAt = time.Now().Add(yieldEvery)
+}
+
+// yieldEvery is how long an evaluation runs before it lets waiting goroutines run. A long
+// template renders in the delivery worker beside request handlers; without yielding it keeps a
+// core until the scheduler preempts it (about 10 ms), and a request that became ready meanwhile
+// waits that long.
+const yieldEvery = 200 * time.Microsecond
+
+// pacedShare is the percentage of a core a paced evaluation takes while foreground work is
+// under way.
+const pacedShare = 25
+
+type pacedKey struct{}
+
+// Paced returns ctx with pacing for the evaluations of RenderContext and EvalConditionContext
+// under it: while busy reports foreground work (requests being served), an evaluation runs
+// about a quarter of the time and sleeps the rest, so templates rendered in the background
+// (the delivery worker's) do not take the cores requests need. Its time bound counts only the
+// time it ran.
+func Paced(ctx context.Context, busy func() bool) context.Context {
+	return context.WithValue(ctx, pacedKey{}, busy)
 }
 
 // tooLong records that a value passed MaxValueLen.

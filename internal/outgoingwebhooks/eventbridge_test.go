@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -30,10 +32,15 @@ type eventBridgeReceiver struct {
 }
 
 func newEventBridge(t *testing.T, region, key, secret string) *eventBridgeReceiver {
+	return newEventBridgeFor(t, region, aws.Credentials{AccessKeyID: key, SecretAccessKey: secret})
+}
+
+// newEventBridgeFor is newEventBridge for the credentials creds (a session token included).
+func newEventBridgeFor(t *testing.T, region string, creds aws.Credentials) *eventBridgeReceiver {
 	e := &eventBridgeReceiver{}
 	e.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if msg := checkSignature(r, body, region, key, secret); msg != "" {
+		if msg := checkSignature(r, body, "events", region, creds); msg != "" {
 			w.Header().Set("Content-Type", "application/x-amz-json-1.1")
 			w.WriteHeader(http.StatusForbidden)
 			_, _ = io.WriteString(w, `{"__type":"InvalidSignatureException","message":"`+msg+`"}`)
@@ -63,7 +70,7 @@ func newEventBridge(t *testing.T, region, key, secret string) *eventBridgeReceiv
 // checkSignature signs a copy of r (its signed headers, its body, its X-Amz-Date) with the
 // expected credentials and scope, and returns what differs from r's Authorization ("" when it
 // matches).
-func checkSignature(r *http.Request, body []byte, region, key, secret string) string {
+func checkSignature(r *http.Request, body []byte, service, region string, creds aws.Credentials) string {
 	auth := r.Header.Get("Authorization")
 	i := strings.Index(auth, "SignedHeaders=")
 	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 ") || i < 0 {
@@ -83,8 +90,10 @@ func checkSignature(r *http.Request, body []byte, region, key, secret string) st
 		}
 	}
 	sum := sha256.Sum256(body)
-	err = v4.NewSigner().SignHTTP(context.Background(), aws.Credentials{AccessKeyID: key, SecretAccessKey: secret},
-		copyReq, hex.EncodeToString(sum[:]), "events", region, when)
+	if creds.SessionToken != "" && r.Header.Get("X-Amz-Security-Token") != creds.SessionToken {
+		return "wrong or missing session token"
+	}
+	err = v4.NewSigner().SignHTTP(context.Background(), creds, copyReq, hex.EncodeToString(sum[:]), service, region, when)
 	if err != nil {
 		return err.Error()
 	}
@@ -107,7 +116,7 @@ func TestEventBridgePutsOneSignedEvent(t *testing.T) {
 	t.Setenv("AWS_SESSION_TOKEN", "")
 	t.Setenv("AWS_ENDPOINT_URL_EVENTBRIDGE", bus.URL)
 	data := `{"name":"bus","type":"AWS_EVENT_BRIDGE","awsEventBridge":{"eventBusArn":"` + arn + `","detail":"example_detail",` +
-		`"detailType":"mgmtapi alert","source":"com.example.alerts","roleName":"mgmtapi"}}`
+		`"detailType":"mgmtapi alert","source":"com.example.alerts"}}`
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		succeeded(t, testConfig(t, env, key, data))
@@ -155,6 +164,106 @@ func TestEventBridgeWrongKeyIsAFailure(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		if a := testConfig(t, env, key, data); a.Failure == nil || a.Failure.StatusCode != 403 || !strings.Contains(a.Failure.ErrorMessage, "signature") {
 			t.Errorf("a wrong key: %+v", a.Failure)
+		}
+	})
+}
+
+// stsReceiver is a loopback stand-in for STS's AssumeRole: it checks the request's SigV4
+// signature (service sts, the region given, the operator's key pair) and answers the role's
+// temporary credentials, as STS does, for the role ARN it expects; anything else is refused.
+type stsReceiver struct {
+	*httptest.Server
+	mu      sync.Mutex
+	assumed int
+}
+
+func newSTS(t *testing.T, region, roleARN string, operator, role aws.Credentials) *stsReceiver {
+	s := &stsReceiver{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		form, err := url.ParseQuery(string(body))
+		refuse := func(status int, code, msg string) {
+			w.Header().Set("Content-Type", "text/xml")
+			w.WriteHeader(status)
+			_, _ = fmt.Fprintf(w, `<ErrorResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><Error><Type>Sender</Type>`+
+				`<Code>%s</Code><Message>%s</Message></Error><RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ErrorResponse>`, code, msg)
+		}
+		switch {
+		case checkSignature(r, body, "sts", region, operator) != "":
+			refuse(http.StatusForbidden, "SignatureDoesNotMatch", checkSignature(r, body, "sts", region, operator))
+			return
+		case err != nil || form.Get("Action") != "AssumeRole":
+			refuse(http.StatusBadRequest, "InvalidAction", "not an AssumeRole request")
+			return
+		case form.Get("RoleArn") != roleARN:
+			refuse(http.StatusForbidden, "AccessDenied", "not authorized to assume "+form.Get("RoleArn"))
+			return
+		}
+		s.mu.Lock()
+		s.assumed++
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/xml")
+		_, _ = fmt.Fprintf(w, `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult>`+
+			`<AssumedRoleUser><Arn>%s/%s</Arn><AssumedRoleId>AROA3XFRBF535PLBIFPI4:%s</AssumedRoleId></AssumedRoleUser>`+
+			`<Credentials><AccessKeyId>%s</AccessKeyId><SecretAccessKey>%s</SecretAccessKey><SessionToken>%s</SessionToken>`+
+			`<Expiration>%s</Expiration></Credentials></AssumeRoleResult>`+
+			`<ResponseMetadata><RequestId>c6104cbe-af31-11e0-8154-cbc7ccf896c7</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+			roleARN, form.Get("RoleSessionName"), form.Get("RoleSessionName"), role.AccessKeyID, role.SecretAccessKey, role.SessionToken,
+			time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestEventBridgeAssumesTheRoleItNames: a webhook with a roleName puts its events with the
+// credentials of that role in the bus's account (arn:aws:iam::<account>:role/<roleName>),
+// assumed through STS's AssumeRole with the operator's credentials at AWS_ENDPOINT_URL_STS; the
+// bus accepts only the role's. The role is assumed once for several events, not per event. A
+// role STS refuses is a failure naming the role and STS's answer, and nothing is put.
+func TestEventBridgeAssumesTheRoleItNames(t *testing.T) {
+	const arn = "arn:aws:events:eu-central-1:210987654321:event-bus/alerts"
+	operator := aws.Credentials{AccessKeyID: "AKIDMGMTAPIOPERATOR", SecretAccessKey: "operator-secret"}
+	role := aws.Credentials{AccessKeyID: "ASIAMGMTAPIROLE", SecretAccessKey: "role-secret", SessionToken: "role-session-token"}
+	sts := newSTS(t, "eu-central-1", "arn:aws:iam::210987654321:role/mgmtapi-events", operator, role)
+	bus := newEventBridgeFor(t, "eu-central-1", role)
+	t.Setenv("AWS_ACCESS_KEY_ID", operator.AccessKeyID)
+	t.Setenv("AWS_SECRET_ACCESS_KEY", operator.SecretAccessKey)
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	t.Setenv("AWS_ENDPOINT_URL_EVENTBRIDGE", bus.URL)
+	t.Setenv("AWS_ENDPOINT_URL_STS", sts.URL)
+	hook := func(roleName string) string {
+		return `{"name":"bus","type":"AWS_EVENT_BRIDGE","awsEventBridge":{"eventBusArn":"` + arn + `",` +
+			`"detailType":"mgmtapi alert","source":"com.example.alerts","roleName":"` + roleName + `"}}`
+	}
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		sts.mu.Lock()
+		assumedBefore := sts.assumed
+		sts.mu.Unlock()
+		succeeded(t, testConfig(t, env, key, hook("mgmtapi-events")))
+		succeeded(t, testStored(t, env, key, create(t, env, key, hook("mgmtapi-events"))))
+		bus.mu.Lock()
+		got := len(bus.got)
+		bus.got = nil
+		bus.mu.Unlock()
+		if got != 2 {
+			t.Fatalf("the bus got %d events signed with the role's credentials, want 2", got)
+		}
+		sts.mu.Lock()
+		assumed := sts.assumed - assumedBefore
+		sts.mu.Unlock()
+		if assumed > 1 {
+			t.Errorf("the role was assumed %d times for two events; its credentials are kept until they near their end", assumed)
+		}
+
+		a := testConfig(t, env, key, hook("not-trusted"))
+		if a.Failure == nil || !strings.Contains(a.Failure.ErrorMessage, "not-trusted") || !strings.Contains(a.Failure.ErrorMessage, "AccessDenied") {
+			t.Errorf("a role STS refuses: %+v", a.Failure)
+		}
+		bus.mu.Lock()
+		defer bus.mu.Unlock()
+		if len(bus.got) != 0 {
+			t.Errorf("the bus got %d events although the role was not assumed", len(bus.got))
 		}
 	})
 }

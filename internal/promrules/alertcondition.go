@@ -25,6 +25,10 @@ type metricCondition struct {
 	forOverPct int64
 	// replaceWithZero counts a point where the query answers no value as the value 0.
 	replaceWithZero bool
+	// goneMemory is, with replaceWithZero, how long before the window a series that has no
+	// point in it at all is remembered: every point of its window is then a 0 (issue 37: a
+	// series that stopped meets "less than 10"). 0 is noDataMemory.
+	goneMemory time.Duration
 	// minNonNullPct is the share of the window's points, in percent, at which the query must answer
 	// a value for the condition to be judged at all (0: no minimum).
 	minNonNullPct int64
@@ -84,7 +88,8 @@ func (c metricCondition) expr(query string) string {
 // 1 reaches forOverPct. The share is of every point of the window: a point at which meets answers
 // nothing does not meet the condition, unless missingMeet says it does (a missing value replaced
 // with zero, which meets the comparison). minNonNullPct further needs that share of the window's
-// points to have a value.
+// points to have a value. With missingMeet (and no minNonNullPct), a series that has no point in
+// the window at all, but answered within goneMemory before it, fires too: its share is 100%.
 //
 // A share of 100% also needs query to answer a value at the window's start (query with every
 // selector shifted back by the window): the window's points are a step apart, so a series whose
@@ -112,6 +117,13 @@ func (c metricCondition) firesOn(meets string, missingMeet bool, query string) s
 	}
 	if c.minNonNullPct > 0 {
 		fires = fmt.Sprintf("(%s) and ((100 * count_over_time(%s) / %s) >= %d)", fires, met, all, c.minNonNullPct)
+	}
+	if missingMeet && c.minNonNullPct <= 0 {
+		// A series with no point in the window has no share above: all its points are missing, so
+		// all meet (100%). It is one that answered within goneMemory before the window and not
+		// within it, as the no-data rule finds them.
+		gone := noDataCondition{window: c.window, retire: c.goneMemory}.expr(query)
+		fires = fmt.Sprintf("(%s) or (100 * ((%s) > bool 0))", fires, gone)
 	}
 	if c.forOverPct >= 100 && !missingMeet {
 		if start, err := withOffset(query, c.window); err == nil {
@@ -252,13 +264,17 @@ func noDataOf(m oas.AlertDefMetricThresholdType) (noDataCondition, bool) {
 	if !wanted {
 		return noDataCondition{}, false
 	}
-	var c noDataCondition
+	return noDataCondition{retire: retireOf(m)}, true
+}
+
+// retireOf is how long a metric threshold definition remembers a series that stopped:
+// noDataPolicy.autoRetireSeconds, else undetectedValuesManagement's autoRetireTimeframe, else 0
+// (never).
+func retireOf(m oas.AlertDefMetricThresholdType) time.Duration {
 	if s := m.NoDataPolicy.Value.AutoRetireSeconds.Or(0); s > 0 {
-		c.retire = time.Duration(s) * time.Second
-	} else {
-		c.retire = retireTimeframes[m.UndetectedValuesManagement.Value.AutoRetireTimeframe.Or("")]
+		return time.Duration(s) * time.Second
 	}
-	return c, true
+	return retireTimeframes[m.UndetectedValuesManagement.Value.AutoRetireTimeframe.Or("")]
 }
 
 var retireTimeframes = map[oas.AlertDefAutoRetireTimeframe]time.Duration{

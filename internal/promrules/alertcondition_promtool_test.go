@@ -397,3 +397,49 @@ func TestFullWindowBetweenStepsUnderPromtool(t *testing.T) {
 	}
 	runPromtoolTest(t, tool, rules, "1s", []map[string]any{{"interval": "1s", "input_series": series, "alert_rule_test": alertTests}})
 }
+
+// TestReplaceWithZeroCountsAGoneSeriesUnderPromtool (issue 37): with
+// missingValues.replaceWithZero, a missing point is 0, which meets "less than 10"; so does a
+// series that has no point in the window at all, as long as it is remembered (it answered within
+// the retire time before the window; a day when the definition sets none). The stopped cases
+// fired on no rule before: the share was computed per series that had a point in the window, and
+// a series that had none had no share (checked once against the rule before this case's commit).
+// "More than" is not met by a stopped series, a minNonNullValuesPct floor is not met by it, and a
+// series stopped longer ago than the retire time is forgotten. Judged at 10m over [5m, 10m].
+func TestReplaceWithZeroCountsAGoneSeriesUnderPromtool(t *testing.T) {
+	tool := prometheustest.Binary(t, "promtool")
+	five := 5 * time.Minute
+	cond := func(op string, forOverPct int64, retire time.Duration, minValues int64) metricCondition {
+		return metricCondition{op: op, threshold: 10, window: five, step: conditionStep(five), forOverPct: forOverPct,
+			replaceWithZero: true, goneMemory: retire, minNonNullPct: minValues}
+	}
+	cases := []struct {
+		name      string
+		condition metricCondition
+		values    string
+		fires     bool
+	}{
+		{"stopped_less_100", cond("<", 100, 0, 0), points("50", 15, "stale", 1, "_", 25), true},
+		{"stopped_less_100_retire_7m_seen", cond("<", 100, 2*time.Minute, 0), points("50", 15, "stale", 1, "_", 25), true},
+		{"stopped_less_100_retired", cond("<", 100, 2*time.Minute, 0), points("50", 10, "stale", 1, "_", 30), false},
+		{"stopped_more_50", cond(">", 50, 0, 0), points("50", 15, "stale", 1, "_", 25), false},
+		{"stopped_less_100_min_values", cond("<", 100, 0, 60), points("50", 15, "stale", 1, "_", 25), false},
+		{"reporting_high_less_50", cond("<", 50, 0, 0), points("50", 41), false},
+	}
+	rules := File{Groups: []Group{{Name: "gone-series"}}}
+	var series, alertTests []map[string]any
+	for _, c := range cases {
+		if n := len(strings.Fields(c.values)); n != 41 {
+			t.Fatalf("%s: %d points, want 41 (0 to 10m)", c.name, n)
+		}
+		query := fmt.Sprintf(`m{case=%q}`, c.name)
+		rules.Groups[0].Rules = append(rules.Groups[0].Rules, Rule{Alert: c.name, Expr: c.condition.expr(query)})
+		series = append(series, map[string]any{"series": query, "values": c.values})
+		expected := []map[string]any{}
+		if c.fires {
+			expected = append(expected, map[string]any{"exp_labels": map[string]string{"case": c.name}})
+		}
+		alertTests = append(alertTests, map[string]any{"eval_time": "10m", "alertname": c.name, "exp_alerts": expected})
+	}
+	runPromtoolTest(t, tool, rules, "15s", []map[string]any{{"interval": "15s", "input_series": series, "alert_rule_test": alertTests}})
+}

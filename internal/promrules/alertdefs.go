@@ -3,6 +3,8 @@ package promrules
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,9 +100,69 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 			skipped = append(skipped, LeftOut{Kind: "alert definition", ID: d.ID.Or(""), Name: p.Name.Or(""), Reason: err.Error()})
 			continue
 		}
+		older, err := alertdefs.VersionsWhileFiring(ctx, q, teamID, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, o := range older {
+			var oldSLO *oas.Slo
+			if op := o.AlertDefProperties.Value; op.SloThreshold.Set {
+				s, ok, err := sloOf(op.SloThreshold.Value.SloDefinition.Value.SloId.Or(""))
+				if err != nil {
+					return nil, nil, err
+				}
+				if ok {
+					oldSLO = &s
+				}
+			}
+			o.ID = d.ID
+			if og, err := AlertDefGroup(teamID, o, oldSLO); err == nil {
+				g.Rules = retireRules(g.Rules, og.Rules)
+			}
+		}
 		groups = append(groups, g)
 	}
 	return groups, skipped, nil
+}
+
+// retiredExpr is the expression of a retired rule: it answers nothing, ever.
+const retiredExpr = "vector(0) > 0"
+
+// retireRules appends to rules, the current version's, each alerting rule of an older version
+// (older) whose name and labels no current rule has, retired: the same name, labels and
+// annotations, and an expression that answers nothing (retiredExpr). Prometheus carries a rule's
+// firing alerts over a reload only to a rule of the same name and labels (rules.Group.CopyState);
+// an edit that renames the definition or changes its priority makes other rules, so the old
+// version's firing alert would vanish without a resolution, and Alertmanager would resolve it only
+// when it times out. The retired rule takes the alert over, and at its next evaluation Prometheus
+// resolves it (issue 37). AlertDefGroupsAndSkips keeps an older version's rules while the
+// definition has an incident that its source has not resolved (alertdefs.VersionsWhileFiring).
+func retireRules(rules, older []Rule) []Rule {
+	have := map[string]bool{}
+	for _, r := range rules {
+		if r.Alert != "" {
+			have[ruleIdentity(r)] = true
+		}
+	}
+	for _, r := range older {
+		if r.Alert == "" || have[ruleIdentity(r)] {
+			continue
+		}
+		have[ruleIdentity(r)] = true
+		rules = append(rules, Rule{Alert: r.Alert, Expr: retiredExpr, Labels: r.Labels, Annotations: r.Annotations})
+	}
+	return rules
+}
+
+// ruleIdentity is what Prometheus matches a rule by across a reload: its name and its labels.
+func ruleIdentity(r Rule) string {
+	keys := slices.Sorted(maps.Keys(r.Labels))
+	var b strings.Builder
+	b.WriteString(r.Alert)
+	for _, k := range keys {
+		b.WriteString("\x00" + k + "\x00" + r.Labels[k])
+	}
+	return b.String()
 }
 
 // AlertDefGroup answers the rules of one metric threshold, metric anomaly or SLO threshold alert
@@ -195,6 +257,7 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 			if mv := m.MissingValues.Value; m.MissingValues.Set {
 				cond.replaceWithZero = mv.ReplaceWithZero.Or(false)
 				cond.minNonNullPct = mv.MinNonNullValuesPct.Or(0)
+				cond.goneMemory = retireOf(m)
 			}
 			g.Rules = append(g.Rules, alert(cond.expr(query), i, r.Override,
 				fmt.Sprintf("%s: the value is %s %s for %s of the last %s", p.Name.Or(""), opWords[cond.op],
@@ -206,10 +269,8 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 				return Group{}, err
 			}
 			absence.window, absence.groupBy = window, p.GroupByKeys
-			rule := alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
-				fmt.Sprintf("%s: no data for the last %s%s", p.Name.Or(""), promDuration(window), absence.retireWords()))
-			rule.Labels[AlertDefNoDataLabel] = "true"
-			g.Rules = append(g.Rules, rule)
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data for the last %s%s", p.Name.Or(""), promDuration(window), absence.retireWords()))))
 		}
 	case p.MetricAnomaly.Set:
 		m := p.MetricAnomaly.Value
@@ -241,11 +302,23 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 				fmt.Sprintf("%s: the value is %s than usual for %s of the last %s", p.Name.Or(""), direction,
 					shareWords(cond.forOverPct), promDuration(window))))
 		}
+		if len(m.Rules) > 0 {
+			// No data (issue 37): the anomaly shape has no policy, so every anomaly definition
+			// watches its series' absence, over its first rule's window, remembered a day.
+			window, err := metricWindow("metricAnomaly.rules[0].condition.ofTheLast", m.Rules[0].Condition.Value.OfTheLast)
+			if err != nil {
+				return Group{}, err
+			}
+			absence := noDataCondition{window: window, groupBy: p.GroupByKeys}
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(query), len(m.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data for the last %s", p.Name.Or(""), promDuration(window)))))
+		}
 	case p.SloThreshold.Set:
 		t := p.SloThreshold.Value
 		if slo == nil {
 			return Group{}, fmt.Errorf("sloThreshold.sloDefinition.sloId %q names no SLO of the team", t.SloDefinition.Value.SloId.Or(""))
 		}
+		noDataWindow := sloNoDataWindow
 		switch {
 		case t.BurnRate.Set:
 			b := t.BurnRate.Value
@@ -257,6 +330,7 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 			if err != nil {
 				return Group{}, err
 			}
+			noDataWindow = window
 			for i, r := range b.Rules {
 				threshold := r.Condition.Value.Threshold.Or(0)
 				expr, err := sloBurnRateExpr(*slo, window, dual, threshold)
@@ -280,6 +354,14 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		default:
 			return Group{}, fmt.Errorf("sloThreshold has neither burnRate nor errorBudget")
 		}
+		if events, ok := sloEvents(*slo); ok && len(g.Rules) > 0 {
+			// No data (issue 37): the SLO threshold shape has no policy, so every SLO definition
+			// watches its SLO's events for the burn rate's window (an hour for an error budget),
+			// remembered a day.
+			absence := noDataCondition{window: noDataWindow}
+			g.Rules = append(g.Rules, noDataRule(alert(absence.expr(events), len(g.Rules), oas.OptAlertDefOverride{},
+				fmt.Sprintf("%s: no data of SLO %q for the last %s", p.Name.Or(""), slo.Name, promDuration(noDataWindow)))))
+		}
 	default:
 		return Group{}, fmt.Errorf("its type %s is not evaluated by mgmtapi", p.Type.Or(""))
 	}
@@ -287,6 +369,35 @@ func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		return Group{}, fmt.Errorf("it has no rules")
 	}
 	return g, nil
+}
+
+// noDataRule marks rule as a definition's no-data rule (AlertDefNoDataLabel): its alert sets the
+// definition's status NO_DATA while it fires.
+func noDataRule(rule Rule) Rule {
+	rule.Labels[AlertDefNoDataLabel] = "true"
+	return rule
+}
+
+// sloNoDataWindow is how long an SLO threshold definition's SLO must have no events for its
+// no-data alert when the definition has no burn-rate window (an error budget: its SLO's time
+// frame is days long).
+const sloNoDataWindow = time.Hour
+
+// sloEvents answers the PromQL whose series an SLO threshold definition's no-data rule watches:
+// the events of s by its grouping labels (a request-based SLI's total events query, a
+// window-based SLI's query); false for an SLI that is not PromQL.
+func sloEvents(s oas.Slo) (string, bool) {
+	var grouping []string
+	for _, l := range s.Grouping.Value.Labels {
+		grouping = append(grouping, string(l))
+	}
+	switch {
+	case s.RequestBasedMetricSli.Set:
+		return sumBy(grouping, s.RequestBasedMetricSli.Value.TotalEvents.Query), true
+	case s.WindowBasedMetricSli.Set:
+		return sumBy(grouping, s.WindowBasedMetricSli.Value.Query.Query), true
+	}
+	return "", false
 }
 
 var thresholdOps = map[oas.AlertDefMetricThresholdConditionType]string{

@@ -137,14 +137,23 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		if noData := metric.Rules[2]; !strings.Contains(noData.Expr, "unless on (service) count by (service)") || noData.Labels["alert_def_no_data"] != "true" {
 			t.Errorf("no-data rule: %+v", noData)
 		}
-		if g, ok := groupNamed(file, "alertdef-"+anomalyID); !ok || len(g.Rules) != 3 || g.Rules[0].Record == "" || g.Rules[2].Labels["severity"] != "p5" {
+		// Each evaluated type has a no-data rule last (issue 37): anomaly and SLO definitions
+		// always, over their query's series or their SLO's total events.
+		noData := func(r promrules.Rule, window string) bool {
+			return r.Labels["alert_def_no_data"] == "true" && strings.Contains(r.Expr, " unless ") &&
+				strings.Contains(r.Expr, "["+window+":") && strings.Contains(r.Expr, "rate(http_requests_total[5m])")
+		}
+		if g, ok := groupNamed(file, "alertdef-"+anomalyID); !ok || len(g.Rules) != 4 || g.Rules[0].Record == "" || g.Rules[2].Labels["severity"] != "p5" ||
+			g.Rules[2].Labels["alert_def_no_data"] != "" || !noData(g.Rules[3], "15m") || g.Rules[3].Labels["alert_def_rule"] != "1" {
 			t.Errorf("anomaly group %+v (found %v)", g, ok)
 		}
-		if g, ok := groupNamed(file, "alertdef-"+burnID); !ok || len(g.Rules) != 2 || g.Rules[0].Labels["severity"] != "p1" ||
-			g.Rules[1].Labels["severity"] != "p3" || !strings.Contains(g.Rules[0].Expr, "[1h]") || !strings.Contains(g.Rules[0].Expr, "[5m]") {
+		if g, ok := groupNamed(file, "alertdef-"+burnID); !ok || len(g.Rules) != 3 || g.Rules[0].Labels["severity"] != "p1" ||
+			g.Rules[1].Labels["severity"] != "p3" || !strings.Contains(g.Rules[0].Expr, "[1h]") || !strings.Contains(g.Rules[0].Expr, "[5m]") ||
+			!noData(g.Rules[2], "1h") {
 			t.Errorf("burn-rate group %+v (found %v)", g, ok)
 		}
-		if g, ok := groupNamed(file, "alertdef-"+budgetID); !ok || len(g.Rules) != 1 || !strings.Contains(g.Rules[0].Expr, "[1w]") {
+		if g, ok := groupNamed(file, "alertdef-"+budgetID); !ok || len(g.Rules) != 2 || !strings.Contains(g.Rules[0].Expr, "[1w]") ||
+			!noData(g.Rules[1], "1h") {
 			t.Errorf("error-budget group %+v (found %v)", g, ok)
 		}
 		path := filepath.Join(t.TempDir(), "rules.yml")

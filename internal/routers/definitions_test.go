@@ -54,17 +54,26 @@ func TestAlertDefinitionsChooseTheirConnectors(t *testing.T) {
 			t.Fatalf("a definition without a group, and a definition that is gone: the outbox holds %q", k)
 		}
 
-		// A scheduler rule silences the routed definition: its next firing sends nothing.
+		// A scheduler rule silences the routed definition: its next firing sends nothing. The
+		// question is asked once, by ingestion at the firing's instant, and the routing uses that
+		// answer: the rule deleted before the worker routes the firing still silences it.
 		now := time.Now().UTC()
-		if res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/suppression-rules/v1", key, fmt.Sprintf(
+		res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/suppression-rules/v1", key, fmt.Sprintf(
 			`{"alertSchedulerRule":{"name":"maintenance","enabled":true,"filter":{"alertUniqueIds":{"value":[%q]}},`+
 				`"schedule":{"scheduleOperation":"SCHEDULE_OPERATION_MUTE","oneTime":{"timeframe":{"startTime":%q,"endTime":%q,"timezone":"UTC"}}}}}`,
-			routed, now.Add(-time.Minute).Format("2006-01-02T15:04:05"), now.Add(time.Hour).Format("2006-01-02T15:04:05"))); res.Status != http.StatusOK {
+			routed, now.Add(-time.Minute).Format("2006-01-02T15:04:05"), now.Add(time.Hour).Format("2006-01-02T15:04:05")))
+		if res.Status != http.StatusOK {
 			t.Fatalf("scheduler rule: %d %s", res.Status, res.Body)
 		}
+		rule := apitest.Decode[struct {
+			AlertSchedulerRule struct{ UniqueIdentifier string }
+		}](t, res).AlertSchedulerRule.UniqueIdentifier
 		alertmanagerWith(t, env, ingest, "Routed", "error", of(routed), t0.Add(2*time.Minute), time.Time{})
+		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/latest/alerts/suppression-rules/v1/"+rule, key, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete the scheduler rule: %d %s", res.Status, res.Body)
+		}
 		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered slack:resolved pd:triggered pd:triggered" {
-			t.Fatalf("a silenced firing: the outbox holds %q", k)
+			t.Fatalf("a firing silenced when it was ingested (the rule deleted before its routing): the outbox holds %q", k)
 		}
 	})
 }
@@ -267,6 +276,106 @@ func TestNotifyOnRetriggeringAndPhantomMode(t *testing.T) {
 		var incidents int
 		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM incidents WHERE name IN ('Phantom', 'PhantomGlobal')`).Scan(&incidents); err != nil || incidents != 2 {
 			t.Fatalf("phantom definitions made %d incidents (%v), want 2", incidents, err)
+		}
+	})
+}
+
+// TestAFiringThatContinuesIsReminded (issue 37): an alert of a definition that keeps firing is
+// notified again once per retriggering period, and not before: a destination with its own
+// retriggeringPeriodMinutes (5) at 5, 10, 15 minutes; a destination without one at the
+// definition's incidentsSettings.minutes (15); a webhook at its minutes (10); the team's router
+// of a definition without a notification group at its incidentsSettings.minutes (10). A
+// definition without periods whose alerts go through the team's routers is never reminded. Each look is a new worker over the same database, as after a
+// restart: the reminders are rows, not timers. Once the incident is acknowledged, no reminder
+// follows; a resolved one has none either.
+func TestAFiringThatContinuesIsReminded(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		fast := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/fast"})
+		plain := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/plain"})
+		global := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/global"})
+		hook := outgoingWebhook(t, env, key, `{"name":"g","type":"GENERIC","url":"http://127.0.0.1:9/hook"}`)
+		create(t, env, key, `{"name":"Global","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+global+`"}]}]}`)
+		definition := func(name, rest string) string {
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}`+rest+`}}`)
+			if res.Status != http.StatusOK {
+				t.Fatalf("definition %s: %d %s", name, res.Status, res.Body)
+			}
+			return apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+		}
+		reminded := definition("Reminded", fmt.Sprintf(`,"incidentsSettings":{"minutes":15},
+			"notificationGroup":{"destinations":[{"connectorId":%q,"retriggeringPeriodMinutes":5},{"connectorId":%q}],
+			"webhooks":[{"integration":{"integrationId":%d},"minutes":10}]}`, fast, plain, hook))
+		unperiodic := definition("Unperiodic", "")
+		routed := definition("Routed", `,"incidentsSettings":{"minutes":10}`) // no group: the team's routers
+		names := map[string]string{fast: "fast", plain: "plain", global: "global"}
+		seen := 0
+		since := func() string { // what the outbox gained since the last call
+			t.Helper()
+			rows := outbox(t, env)
+			var s []string
+			for _, r := range rows[seen:] {
+				name := names[r.Connector]
+				if strings.HasPrefix(r.Connector, "webhook-") {
+					name = "hook"
+				}
+				s = append(s, name+":"+r.Kind)
+			}
+			seen = len(rows)
+			sort.Strings(s)
+			return strings.Join(s, " ")
+		}
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		alertmanagerWith(t, env, ingest, "Reminded", "error", map[string]string{"alert_def_id": reminded}, t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Unperiodic", "error", map[string]string{"alert_def_id": unperiodic}, t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Routed", "error", map[string]string{"alert_def_id": routed}, t0, time.Time{})
+		if got := since(); got != "fast:triggered global:triggered global:triggered hook:triggered plain:triggered" {
+			t.Fatalf("the firings: the outbox gained %q", got)
+		}
+		steps := []struct {
+			advance time.Duration
+			want    string
+		}{
+			{time.Minute, ""},
+			{4*time.Minute - time.Second, ""}, // 4:59, before any period
+			{time.Second, "fast:triggered"},   // 5:00
+			{4 * time.Minute, ""},             // 9:00
+			{time.Minute, "fast:triggered global:triggered hook:triggered"}, // 10:00, Routed's through the team's router too
+			{5 * time.Minute, "fast:triggered plain:triggered"},             // 15:00
+			{2 * time.Minute, ""},
+			{13 * time.Minute, "fast:triggered global:triggered hook:triggered plain:triggered"}, // 30:00, looked at late (20 and 25 missed): one reminder each
+		}
+		elapsed := time.Duration(0)
+		for _, s := range steps {
+			env.Clock.Advance(s.advance)
+			elapsed += s.advance
+			if got := since(); got != s.want {
+				t.Fatalf("%v after the firing: the outbox gained %q, want %q", elapsed, got, s.want)
+			}
+		}
+		var reminders int
+		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM alert_reminders`).Scan(&reminders); err != nil || reminders != 3 {
+			t.Fatalf("alert_reminders holds %d rows (%v), want 3 (the three incidents still fire)", reminders, err)
+		}
+
+		// Acknowledged: no reminder any more, and the row goes.
+		incidents := apitest.Decode[struct{ Incidents []struct{ ID, Name string } }](t,
+			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1", key, `{}`)).Incidents
+		for _, inc := range incidents {
+			if inc.Name == "Reminded" || inc.Name == "Routed" {
+				apitest.Decode[struct{}](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge", key,
+					`{"incidentIds":["`+inc.ID+`"]}`))
+			}
+		}
+		since() // the acknowledgement goes through the team's routers only: not this test's question
+		env.Clock.Advance(30 * time.Minute)
+		if got := since(); got != "" {
+			t.Fatalf("after the acknowledgement: the outbox gained %q", got)
+		}
+		if err := env.DB.Read().QueryRowContext(t.Context(), `SELECT count(*) FROM alert_reminders`).Scan(&reminders); err != nil || reminders != 1 {
+			t.Fatalf("alert_reminders holds %d rows (%v), want 1 (the unperiodic one, looked at again later)", reminders, err)
 		}
 	})
 }

@@ -136,6 +136,9 @@ func (p *pass) route(defs Definitions) error {
 			return p.definitionEvent(routers, def, labels)
 		}
 	}
+	if p.reminder() {
+		return nil // a reminder is a definition's, and its definition is gone
+	}
 	return p.throughRouters(routers, labels, map[string]bool{})
 }
 
@@ -159,7 +162,7 @@ func (p *pass) throughRouters(routers []oas.GlobalRouter, labels map[string]stri
 		if !Takes(r, labels) {
 			continue
 		}
-		if err := p.toTargets(r, chosenTargets(r, entityType, p.entity, p.eventLogger()), sent); err != nil {
+		if err := p.toTargets(r, chosenTargets(p.ctx, r, entityType, p.entity, p.eventLogger()), sent); err != nil {
 			return err
 		}
 	}
@@ -181,11 +184,22 @@ func (p *pass) toTargets(r oas.GlobalRouter, targets []oas.RoutingTarget, sent m
 	return nil
 }
 
+// suppressing answers whether an alert scheduler rule silences the event's alert (of definition
+// defID, with labels) at the event's time: the answer the recording transaction asked, when it
+// asked one (ingestion asks for a firing, once, for the alert event feed too), else the rules'.
+func (p *pass) suppressing(defID string, labels map[string]string) (ruleID string, silenced bool, err error) {
+	if p.e.SuppressedBy != nil {
+		return *p.e.SuppressedBy, *p.e.SuppressedBy != "", nil
+	}
+	return alertschedules.Suppressing(p.ctx, p.q, p.e.TeamID, defID, labels, p.e.At)
+}
+
 // definitionEvent routes an event of an incident that an alert definition's alert made:
 //
 //   - While one of the team's alert scheduler rules silences the alert (its definition and
-//     labels, at the event's time), nothing is sent: the suppression is logged (and recorded on
-//     the alert's event in the feed by ingestion, which asks at the same instant).
+//     labels, at the event's time), nothing is sent: the suppression is logged. For a firing,
+//     ingestion asked once at that instant and recorded the answer on the event and on the
+//     alert's event in the feed (suppressing).
 //   - The notification variables gain the definition: alertDef.id, .name, .description,
 //     .priority (the alert's, which a rule's override sets), .type (METRIC_THRESHOLD, …),
 //     .entityLabels (the definition's) and .groupByKeys.
@@ -208,7 +222,7 @@ func (p *pass) toTargets(r oas.GlobalRouter, targets []oas.RoutingTarget, sent m
 //     (toWebhooks).
 func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, labels map[string]string) error {
 	defID := def.ID.Or("")
-	if ruleID, silenced, err := alertschedules.Suppressing(p.ctx, p.q, p.e.TeamID, defID, labels, p.e.At); err != nil {
+	if ruleID, silenced, err := p.suppressing(defID, labels); err != nil {
 		return err
 	} else if silenced {
 		p.logger.Info("alert notification suppressed by an alert scheduler rule",
@@ -236,24 +250,36 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	}
 	group := props.NotificationGroup.Value
 	settings := props.IncidentsSettings.Value
+	reminder := p.reminder()
 	// Connectors sent a triggered notification of the same alert (its definition identity) within
 	// a retriggering period are not sent another: with the period of their destination, else
-	// the definition's incidentsSettings.minutes.
+	// the definition's incidentsSettings.minutes. A reminder goes only where there is a period,
+	// and once it has passed (less reminderSlack: the earlier trigger's delivery was written when
+	// it was routed, after the instant the reminder times count from).
 	recent, err := p.recentlyTriggered(def)
 	if err != nil {
 		return err
 	}
-	sent := map[string]bool{}
 	retriggered := func(connectorID string, minutes int64) bool {
 		at, ok := recent[connectorID]
-		return ok && minutes > 0 && at.After(p.e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+		since := p.e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes)) * time.Minute)
+		if reminder {
+			since = since.Add(reminderSlack(minutes))
+		}
+		return ok && minutes > 0 && at.After(since)
 	}
+	sent := map[string]bool{}
+	// The routers' connectors (the team's, or the group's router) go by the definition's period.
+	routerMinutes := settings.Minutes.Or(0)
 	for connectorID := range recent {
-		if retriggered(connectorID, settings.Minutes.Or(0)) {
+		if retriggered(connectorID, routerMinutes) {
 			sent[connectorID] = true
 		}
 	}
 	if len(group.Destinations) == 0 && !group.Router.Set {
+		if reminder && routerMinutes <= 0 {
+			return nil
+		}
 		return p.throughRouters(routers, labels, sent)
 	}
 	// A destination's or router's notifyOn, when unset, is the definition's
@@ -266,12 +292,22 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	}
 	var direct []oas.RoutingTarget
 	for _, d := range group.Destinations {
-		if minutes := d.RetriggeringPeriodMinutes.Or(0); minutes > 0 && retriggered(d.ConnectorId.Or(""), minutes) {
+		minutes := d.RetriggeringPeriodMinutes.Or(0)
+		if reminder && minutes <= 0 {
+			minutes = routerMinutes
+		}
+		if reminder && minutes <= 0 {
+			continue // no period: no reminder
+		}
+		if minutes > 0 && retriggered(d.ConnectorId.Or(""), minutes) {
 			p.logger.Info("alert notification not sent again within the destination's retriggering period",
-				"alert_def_id", defID, "connector", d.ConnectorId.Or(""), "minutes", minutes)
+				"alert_def_id", defID, "connector", d.ConnectorId.Or(""), "minutes", minutes, "reminder", reminder)
 			continue
 		}
 		if notifies(d.NotifyOn) {
+			if reminder {
+				delete(sent, d.ConnectorId.Or("")) // its own period said yes
+			}
 			direct = append(direct, oas.RoutingTarget{ConnectorId: d.ConnectorId, PresetId: d.PresetId})
 		}
 	}
@@ -280,7 +316,7 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	if err := p.toTargets(source, direct, sent); err != nil {
 		return err
 	}
-	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
+	if group.Router.Set && notifies(group.Router.Value.NotifyOn) && (!reminder || routerMinutes > 0) {
 		routerID := group.Router.Value.ID.Or("")
 		if routerID == "" {
 			return p.throughRouters(routers, definitionLabels(labels, props), sent)
@@ -296,7 +332,7 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}
-		targets := chosenTargets(*chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.eventLogger())
+		targets := chosenTargets(p.ctx, *chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.eventLogger())
 		if err := p.toTargets(*chosen, targets, sent); err != nil {
 			return err
 		}
@@ -304,11 +340,13 @@ func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, lab
 	return nil
 }
 
-// recentlyTriggered answers, for a triggered event of an incident of def whose definition or
-// destinations have a retriggering period, the connectors that were sent a triggered
-// notification of an earlier incident of the same alert (the same definition identity: the
-// incidents' fingerprint, internal/ingest) within the longest of those periods, with the time of
-// the latest. Other events, and definitions without a period, answer nothing.
+// recentlyTriggered answers, for a triggered event of an incident of def (a first trigger, a
+// trigger again, or a reminder) whose definition or destinations have a retriggering period,
+// the connectors that were sent a triggered notification of an incident of the same alert (the
+// same definition identity: the incidents' fingerprint, internal/ingest; this incident included)
+// within the longest of those periods, with the time of the latest. Other events, and
+// definitions without a period, answer nothing. Only incidents still open, or closed within the
+// period, are asked.
 func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error) {
 	if p.e.Kind != delivery.Triggered {
 		return nil, nil
@@ -322,11 +360,15 @@ func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error)
 		return nil, nil
 	}
 	since := p.e.At.Add(-time.Duration(min(longest, maxRetriggerMinutes)) * time.Minute).UnixMicro()
-	rows, err := p.q.QueryContext(p.ctx, `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
-		WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.created_at > $2 AND d.entity_type = $3
-		AND d.entity_id IN (SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.id <> $4 AND i.created_at > $2
-			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
-		GROUP BY d.connector_id`, p.e.TeamID, since, p.e.EntityType, p.e.EntityID)
+	return lastTriggers(p.ctx, p.q, p.e.TeamID, p.e.EntityType, p.e.EntityID, since)
+}
+
+// lastTriggers answers, per connector, the time of the latest triggered notification enqueued
+// after since (Unix microseconds) for an incident of the team with the same fingerprint as
+// incidentID (that incident included) that its source has not resolved, or resolved after since
+// (by the database's clock; closedAt is the source's time). Migration 0062 indexes both halves.
+func lastTriggers(ctx context.Context, q db.Querier, teamID int64, entityType, incidentID string, since int64) (map[string]time.Time, error) {
+	rows, err := q.QueryContext(ctx, lastTriggersQuery, teamID, since, entityType, incidentID)
 	if err != nil {
 		return nil, err
 	}
@@ -341,6 +383,23 @@ func (p *pass) recentlyTriggered(def oas.AlertDef) (map[string]time.Time, error)
 		out[id] = time.UnixMicro(at)
 	}
 	return out, rows.Err()
+}
+
+// lastTriggersQuery is lastTriggers' question: $1 the team, $2 since, $3 the entity type, $4 the
+// incident.
+const lastTriggersQuery = `SELECT d.connector_id, MAX(d.created_at) FROM deliveries d
+	WHERE d.team_id = $1 AND d.event_kind = 'triggered' AND d.entity_type = $3 AND d.created_at > $2
+	AND d.entity_id IN (
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at IS NULL
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4)
+		UNION ALL
+		SELECT i.id FROM incidents i WHERE i.team_id = $1 AND i.source_resolved_at > $2
+			AND i.fingerprint = (SELECT fingerprint FROM incidents WHERE team_id = $1 AND id = $4))
+	GROUP BY d.connector_id`
+
+// reminder says whether the pass routes a reminder (ReminderCause) of a firing that continues.
+func (p *pass) reminder() bool {
+	return p.e.Kind == delivery.Triggered && p.e.Cause == ReminderCause
 }
 
 // definitionLabels are the labels a definition's alert is routed by: the alert's, with the
@@ -374,7 +433,7 @@ func missingVariable(condition string, entity map[string]any) string {
 
 // chosenTargets are the targets router r sends an entity of the type to: those of every rule
 // whose condition holds, else the fallback ones.
-func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
+func chosenTargets(ctx context.Context, r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
 	var out []oas.RoutingTarget
 	matched := false
 	for i, rule := range r.Rules {
@@ -388,7 +447,7 @@ func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, en
 				"router", r.ID.Or(""), "rule", i, "variable", missing)
 			continue
 		}
-		holds, err := notifyexpr.EvalCondition(rule.Condition.Or(""), entity)
+		holds, err := notifyexpr.EvalConditionContext(ctx, rule.Condition.Or(""), entity)
 		if err != nil {
 			logger.Warn("notification condition does not evaluate; the rule is skipped",
 				"router", r.ID.Or(""), "rule", i, "error", err.Error())

@@ -48,7 +48,10 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // notification group has groupByKeys, the definition and the alert's values of those keys: its
 // records' dedup key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
 // minutes > 0 is not sent a triggered notification of an alert while one was enqueued for it
-// through the same webhook within the last minutes (a resolution is always sent). A setting
+// through the same webhook within the last minutes, and is sent a reminder (ReminderCause) of a
+// firing that continues once they have passed; a setting without minutes is sent no reminder. A
+// resolution is sent when notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED and the webhook was sent
+// the trigger of the same incident (delivery.TriggerSent), as through a connector. A setting
 // without notifyOn or minutes takes the definition's incidentsSettings.
 //
 // A webhook that is gone, recipients that are not addresses, or a record the outbox refuses are
@@ -108,14 +111,35 @@ func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
 		if kind, ok := notifiers.Lookup(d.WebhookType); !ok || kind.Notifier == nil {
 			continue // stored, not delivered by mgmtapi
 		}
-		if minutes := w.Minutes.Or(0); minutes > 0 && e.Kind == delivery.Triggered {
-			recent, err := sentSince(ctx, p.q, e.TeamID, d.ConnectorID, key, e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+		minutes := w.Minutes.Or(0)
+		if p.reminder() && minutes <= 0 {
+			continue // no period: no reminder
+		}
+		if minutes > 0 && e.Kind == delivery.Triggered {
+			since := e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes)) * time.Minute)
+			if p.reminder() {
+				since = since.Add(reminderSlack(minutes))
+			}
+			recent, err := sentSince(ctx, p.q, e.TeamID, d.ConnectorID, key, since)
 			if err != nil {
 				return err
 			}
 			if recent {
 				logger.Info("alert notification not sent again within the webhook's retriggering period",
-					"alert_def_id", defID, "webhook", d.ConnectorID, "minutes", minutes)
+					"alert_def_id", defID, "webhook", d.ConnectorID, "minutes", minutes, "reminder", p.reminder())
+				continue
+			}
+		}
+		if e.Kind == delivery.Resolved {
+			// As through a connector: no resolution to a webhook that was not sent the trigger
+			// (held back by its retriggering period, or named after the alert fired).
+			sent, err := delivery.TriggerSent(ctx, p.q, e.TeamID, d.ConnectorID, e.EntityType, e.EntityID)
+			if err != nil {
+				return err
+			}
+			if !sent {
+				logger.Info("alert notification not sent: the webhook was not sent the alert's trigger",
+					"alert_def_id", defID, "webhook", d.ConnectorID, "incident", e.EntityID)
 				continue
 			}
 		}

@@ -272,8 +272,8 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 
 // TestAlertDefinitionWebhookRetriggersAndFailures: a webhook setting with minutes is sent one
 // triggered notification of an alert (the definition and the alert's labels) per that many
-// minutes: the alert firing again within them, after its resolution, sends only the resolution;
-// once they have passed, it is sent again. Another alert of the definition is its own. A webhook
+// minutes: the alert firing again within them, after its resolution, sends nothing, nor does its
+// resolution (the webhook was not sent that trigger); once they have passed, it is sent again. Another alert of the definition is its own. A webhook
 // answering 503 is retried and ends sent after two attempts; one answering 400 fails after one,
 // with the status and the host recorded.
 func TestAlertDefinitionWebhookRetriggersAndFailures(t *testing.T) {
@@ -318,17 +318,18 @@ func TestAlertDefinitionWebhookRetriggersAndFailures(t *testing.T) {
 		if s := statuses(); s != "triggered resolved" {
 			t.Fatalf("fired, resolved and fired again within the period: the receiver got %q", s)
 		}
-		fire(t1, t1.Add(time.Minute)) // its resolution is sent
+		fire(t1, t1.Add(time.Minute)) // its resolution is not sent: the webhook was not sent its trigger
 		// another alert of the definition (other labels: another service) is not held back by the first
 		alertmanagerWith(t, env, ingest, "DiskB", "error", map[string]string{"alert_def_id": def, "service": "b"}, t1, time.Time{})
 		drain(t, w)
-		if s := statuses(); s != "resolved triggered" {
-			t.Fatalf("the second resolution and another alert: the receiver got %q", s)
+		if s := statuses(); s != "triggered" {
+			t.Fatalf("the held-back firing's resolution and another alert: the receiver got %q", s)
 		}
 		env.Clock.Advance(11 * time.Minute)
 		fire(t0.Add(3*time.Minute), time.Time{}) // once the period has passed, sent again
-		if s := statuses(); s != "triggered" {
-			t.Fatalf("fired after the period: the receiver got %q", s)
+		// and DiskB, which still fires, is reminded of: its period has passed too
+		if s := statuses(); s != "triggered triggered" {
+			t.Fatalf("fired after the period, and a reminder of the other alert: the receiver got %q", s)
 		}
 
 		// A group by service: another alert of the same service is the same alert; another
@@ -443,6 +444,88 @@ func TestWebhookRecordsHonourRetryAfter(t *testing.T) {
 		defer mu.Unlock()
 		if wait := time.Duration(next-created) * time.Microsecond; requests != 1 || state != "pending" || wait < 120*time.Second {
 			t.Fatalf("after one 429 with Retry-After: 120, %d requests, the record %s and due %s after it was made", requests, state, wait)
+		}
+	})
+}
+
+// TestDefinitionWebhooksFollowNotifyOn (issue 37): a definition's webhook is sent a resolution
+// as its destinations are: when its own notifyOn, else the definition's
+// incidentsSettings.notifyOn, is NOTIFY_ON_TRIGGERED_AND_RESOLVED, and only when the webhook was
+// sent the alert's trigger. A definition whose incidentsSettings say triggered only sends its
+// webhooks no resolution, unless a webhook's own notifyOn says otherwise; one whose settings say
+// both sends it to webhooks that do not say otherwise; a webhook named after the alert fired
+// (an edit) is not sent the resolution of a trigger it never had.
+func TestDefinitionWebhooksFollowNotifyOn(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		hookA := outgoingWebhook(t, env, key, `{"name":"a","type":"GENERIC","url":"http://127.0.0.1:9/a"}`)
+		hookB := outgoingWebhook(t, env, key, `{"name":"b","type":"GENERIC","url":"http://127.0.0.1:9/b"}`)
+		definition := func(name, settings, webhooks string) string {
+			t.Helper()
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]},
+				"incidentsSettings":`+settings+`,"notificationGroup":{"webhooks":`+webhooks+`}}}`)
+			if res.Status != http.StatusOK {
+				t.Fatalf("definition %s: %d %s", name, res.Status, res.Body)
+			}
+			return apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+		}
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		kindsOf := func(name string) string {
+			t.Helper()
+			rows, err := env.DB.Read().QueryContext(t.Context(), `SELECT d.event_kind, d.connector_name FROM deliveries d
+				JOIN incidents i ON i.team_id = d.team_id AND i.id = d.entity_id WHERE i.name = $1 ORDER BY d.created_at, d.connector_name`, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var out []string
+			for rows.Next() {
+				var kind, conn string
+				if err := rows.Scan(&kind, &conn); err != nil {
+					t.Fatal(err)
+				}
+				out = append(out, strings.TrimPrefix(conn, "outgoing webhook ")+":"+kind)
+			}
+			return strings.Join(out, " ")
+		}
+		a, b := strconv.FormatInt(hookA, 10), strconv.FormatInt(hookB, 10)
+		fireAndResolve := func(name, def string) {
+			t.Helper()
+			alertmanagerWith(t, env, ingest, name, "error", map[string]string{"alert_def_id": def}, t0, time.Time{})
+			outbox(t, env)
+			alertmanagerWith(t, env, ingest, name, "error", map[string]string{"alert_def_id": def}, t0, t0.Add(time.Minute))
+			outbox(t, env)
+		}
+		only := definition("Only", `{"notifyOn":"NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED"}`, fmt.Sprintf(
+			`[{"integration":{"integrationId":%d}},{"integration":{"integrationId":%d},"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}]`, hookA, hookB))
+		fireAndResolve("Only", only)
+		if got, want := kindsOf("Only"), a+":triggered "+b+":triggered "+b+":resolved"; got != want {
+			t.Errorf("settings triggered only, webhook b triggered and resolved: %q, want %q", got, want)
+		}
+		both := definition("Both", `{"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}`, fmt.Sprintf(
+			`[{"integration":{"integrationId":%d}},{"integration":{"integrationId":%d},"notifyOn":"NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED"}]`, hookA, hookB))
+		fireAndResolve("Both", both)
+		if got, want := kindsOf("Both"), a+":triggered "+b+":triggered "+a+":resolved"; got != want {
+			t.Errorf("settings triggered and resolved, webhook b triggered only: %q, want %q", got, want)
+		}
+
+		// Webhook b is named while the alert fires: the resolution goes to a only.
+		late := definition("Late", `{"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}`, fmt.Sprintf(`[{"integration":{"integrationId":%d}}]`, hookA))
+		alertmanagerWith(t, env, ingest, "Late", "error", map[string]string{"alert_def_id": late}, t0, time.Time{})
+		outbox(t, env)
+		res := env.JSON(t, http.MethodPut, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"id":"`+late+`","alertDefProperties":{"name":"Late",
+			"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]},
+			"incidentsSettings":{"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"},"notificationGroup":{"webhooks":`+fmt.Sprintf(
+			`[{"integration":{"integrationId":%d}},{"integration":{"integrationId":%d}}]`, hookA, hookB)+`}}}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("edit: %d %s", res.Status, res.Body)
+		}
+		alertmanagerWith(t, env, ingest, "Late", "error", map[string]string{"alert_def_id": late}, t0, t0.Add(time.Minute))
+		outbox(t, env)
+		if got, want := kindsOf("Late"), a+":triggered "+a+":resolved"; got != want {
+			t.Errorf("a webhook named while the alert fired: %q, want %q", got, want)
 		}
 	})
 }

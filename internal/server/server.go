@@ -162,6 +162,8 @@ type Handler struct {
 	// draining is set once shutdown begins.
 	draining atomic.Bool
 	shedLog  shedLog
+	// serving counts the API requests in the handler now (admitted or not yet decided).
+	serving atomic.Int64
 	// admission, budget and limiter are nil when not configured.
 	admission *admission
 	budget    *decodeBudget
@@ -174,6 +176,10 @@ type Handler struct {
 // answer carries Connection: close, so that load balancers stop sending and keep-alive clients
 // open their next request elsewhere. It cannot be undone.
 func (h *Handler) Drain() { h.draining.Store(true) }
+
+// Serving reports whether an API request is in the handler now: background work that can wait
+// (rendering notifications) steps aside while it does (notifyexpr.Paced).
+func (h *Handler) Serving() bool { return h.serving.Load() > 0 }
 
 // request is what the root middleware knows of a request, in its context.
 type request struct {
@@ -305,6 +311,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	api := r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath())
+	if api {
+		h.serving.Add(1)
+		defer h.serving.Add(-1)
+	}
 	if api && h.admission != nil {
 		entered, ok := h.admission.enter(ctx)
 		if !ok {

@@ -103,3 +103,68 @@ func benchmarkWrites(b *testing.B, opts db.Options, writers int, audited bool) {
 		b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
 	}
 }
+
+// BenchmarkHotRowWrites measures the shape of an E1 comment on one case from 64 concurrent
+// callers: every transaction updates the same row and reads it back (RETURNING), then appends a
+// row with ExecAtEnd, and writes its audit record. On PostgreSQL, when MGMTAPI_TEST_DATABASE_URL
+// is set, it is the cost of a member in the group committer's one writer: two round trips.
+func BenchmarkHotRowWrites(b *testing.B) {
+	engines := map[string]func(b *testing.B) db.Options{"sqlite": func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines["postgres"] = func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }
+	}
+	for _, name := range []string{"sqlite", "postgres"} {
+		opts, ok := engines[name]
+		if !ok {
+			continue
+		}
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			d, err := db.Open(ctx, opts(b))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
+			if err := d.InTx(ctx, func(tx *db.Tx) error {
+				if _, err := tx.ExecContext(ctx, `CREATE TABLE bench_hot (id INTEGER PRIMARY KEY, n BIGINT NOT NULL, at BIGINT NOT NULL)`); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, `CREATE TABLE bench_appended (id TEXT PRIMARY KEY, n BIGINT NOT NULL, body TEXT NOT NULL)`); err != nil {
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO bench_hot (id, n, at) VALUES (1, 0, 0)`)
+				return err
+			}); err != nil {
+				b.Fatal(err)
+			}
+			ctx = db.WithAudit(ctx, &db.AuditEntry{TeamID: 1, KeyID: "bench-key", KeyName: "bench", Operation: "BenchComment",
+				PathIDs: []string{"0190a4e2-0000-7000-8000-000000000000"}, RequestID: "0123456789abcdef01234567",
+				Client: "127.0.0.1", Status: 201})
+			before := d.GroupCommitStats()
+			b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0)))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					err := d.InTx(ctx, func(tx *db.Tx) error {
+						var n int64
+						if err := tx.QueryRowContext(ctx, `UPDATE bench_hot SET n = n + 1, at = $1 WHERE id = 1 RETURNING n`,
+							tx.Now.UnixMicro()).Scan(&n); err != nil {
+							return err
+						}
+						tx.ExecAtEnd("append", `INSERT INTO bench_appended (id, n, body) VALUES ($1, $2, $3)`,
+							tx.NewID(), n, "Rolled checkout back; the error rate is recovering.")
+						return nil
+					})
+					if err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			if after := d.GroupCommitStats(); after.Transactions > before.Transactions {
+				b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
+			}
+		})
+	}
+}

@@ -27,6 +27,11 @@ const maxGroup = 128
 // next one stay within it.
 const maxPgGroup = 63
 
+// pgWriteConns is the most connections the PostgreSQL writer holds: the one its running batch
+// uses and those whose batch's COMMIT is in flight, each held by that batch's last member until
+// PostgreSQL answers it. The next batch runs while earlier ones wait for their WAL flush.
+const pgWriteConns = 4
+
 // memberSavepoint names the savepoint each transaction of a batch runs in. Areas do not use
 // savepoints; one of theirs with another name would nest inside it.
 const memberSavepoint = "group_member"
@@ -35,7 +40,7 @@ const memberSavepoint = "group_member"
 var errClosed = errors.New("begin transaction: the database is closed")
 
 // groupCommitter gives concurrent write transactions one commit (one fsync) between them, on
-// SQLite and on PostgreSQL. A writer goroutine owns the single write connection: it opens a transaction, hands it
+// SQLite and on PostgreSQL. A writer goroutine owns the write connection: it opens a transaction, hands it
 // to the queued callers one at a time (each runs its function in its own goroutine, inside its
 // own savepoint), then commits once and answers every caller whose work it kept.
 //
@@ -45,15 +50,19 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // in the middle of one, and a query on it starts no goroutine to watch a transaction's context
 // (database/sql starts one per query of a *sql.Tx).
 //
-// On PostgreSQL the writer holds one connection of the pool the same way, so that a row every
+// On PostgreSQL the writer holds connections of the pool the same way, so that a row every
 // request changes (a case its comments touch, a team's counter) is locked once per batch instead
 // of once per request, and its lock is held through one commit's fsync for the whole batch. The
 // savepoint of the next member is opened in the same message that releases the previous one (and
 // carries its audit record), and BEGIN with the first one: a member costs its own statements and
-// one round trip more. Statements run through pgx's per-connection statement cache, not
-// preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, so two
-// batches never hold rows the other waits for (the writers of other replicas can: a deadlock rolls
-// back the member PostgreSQL picks, to its savepoint, and InTx runs it again).
+// one round trip more. A member the writer tells that nobody waits to follow it sends the batch's
+// COMMIT in that message, then takes the batch over and answers its members when the COMMIT is
+// answered, while the writer runs the next batch on another of its connections (up to
+// pgWriteConns). Statements run through pgx's per-connection statement cache, not
+// preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, and the
+// batches waiting for their COMMIT wait for no lock, so two batches never wait for each other (the
+// writers of other replicas can: a deadlock rolls back the member PostgreSQL picks, to its
+// savepoint, and InTx runs it again).
 //
 // Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
 // caller whose function fails (error or panic) has its savepoint rolled back and its own error
@@ -61,18 +70,24 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // rolled back on its own (SQLite's disk full or I/O error, a lost PostgreSQL connection), fails
 // every caller whose work the batch held.
 type groupCommitter struct {
-	engine    Engine
-	maxGroup  int
-	pool      *sql.DB
-	conn      *sql.Conn       // the write connection, taken from pool by the writer's first batch
-	prepared  *preparedWrites // the statements of SQLite's batches, prepared on conn
-	requests  chan *groupMember
-	stop      chan struct{}
-	stopOnce  sync.Once
-	done      chan struct{}
-	commits   atomic.Int64
-	committed atomic.Int64
-	busy      atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
+	engine   Engine
+	maxGroup int
+	pool     *sql.DB
+	conn     *sql.Conn // the write connection of the next batch, taken from pool by the writer's first batch
+	// open counts the write connections the writer holds (conn and, on PostgreSQL, those whose
+	// batch's COMMIT is in flight); returned gives back a committed batch's connection (nil
+	// when it was discarded), committing counts the batches whose COMMIT is in flight.
+	open       int
+	returned   chan *sql.Conn
+	committing sync.WaitGroup
+	prepared   *preparedWrites // the statements of SQLite's batches, prepared on conn
+	requests   chan *groupMember
+	stop       chan struct{}
+	stopOnce   sync.Once
+	done       chan struct{}
+	commits    atomic.Int64
+	committed  atomic.Int64
+	busy       atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
@@ -84,9 +99,9 @@ type groupMember struct {
 	// last answers memberReady (PostgreSQL): true when no caller waits to follow the member in
 	// the batch, which its last message then commits.
 	last chan bool
-	// commitErr is, when the member sends memberCommitted, the failure of the COMMIT its last
-	// message carried (nil when it committed). Written before the send, read after the receive.
-	commitErr error
+	// handover answers memberCommitting (PostgreSQL): the batch's connection and the members
+	// whose work its COMMIT carries, now the member's to answer.
+	handover chan committingBatch
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
@@ -108,10 +123,18 @@ const (
 	// memberReady (PostgreSQL): fn and its BeforeCommit work are done; the member asks whether
 	// it is the last of the batch (see groupMember.last) and then sends one of the others.
 	memberReady
-	// memberCommitted (PostgreSQL): the last member's message released its savepoint and
-	// carried the batch's COMMIT, whose outcome is in commitErr.
-	memberCommitted
+	// memberCommitting (PostgreSQL): the last member's message released its savepoint and
+	// carried the batch's COMMIT, whose answer the member waits for; the writer hands it the
+	// batch (handover) and runs the next batch on another connection meanwhile.
+	memberCommitting
 )
+
+// committingBatch is a PostgreSQL batch whose COMMIT is in flight: its connection, and the
+// members its COMMIT carries (the last one included).
+type committingBatch struct {
+	conn *sql.Conn
+	kept []*groupMember
+}
 
 func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
 	g := &groupCommitter{
@@ -119,6 +142,7 @@ func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
 		maxGroup: maxGroup,
 		pool:     pool,
 		prepared: newPreparedWrites(),
+		returned: make(chan *sql.Conn, pgWriteConns),
 		requests: make(chan *groupMember),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -130,14 +154,25 @@ func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
 	return g
 }
 
-// close stops the writer after the batch in progress, if any, is answered, closes the prepared
-// statements and gives the write connection back to the pool.
+// close stops the writer after the batch in progress, if any, is answered and the COMMITs in
+// flight are, closes the prepared statements and gives the write connections back to the pool.
 func (g *groupCommitter) close() {
 	g.stopOnce.Do(func() { close(g.stop) })
 	<-g.done
+	g.committing.Wait()
 	g.prepared.close()
 	if g.conn != nil {
 		_ = g.conn.Close()
+	}
+	for {
+		select {
+		case conn := <-g.returned:
+			if conn != nil {
+				_ = conn.Close()
+			}
+		default:
+			return
+		}
 	}
 }
 
@@ -205,8 +240,10 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 			switch outcome {
 			case memberKept:
 				kept = append(kept, m)
-			case memberCommitted:
-				g.finish(ctx, append(kept, m), m.commitErr)
+			case memberCommitting:
+				g.committing.Add(1)
+				m.handover <- committingBatch{conn: g.conn, kept: append(kept, m)}
+				g.conn = nil
 				return nil
 			case batchBroken:
 				g.cleanUp(ctx)
@@ -232,16 +269,19 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 		g.cleanUp(ctx)
 		return nil
 	}
-	g.finish(ctx, kept, g.commit(ctx, sqlTx))
+	commitErr := g.commit(ctx, sqlTx)
+	if commitErr != nil {
+		g.cleanUp(ctx)
+	}
+	g.finish(kept, commitErr)
 	return nil
 }
 
 // finish tells each kept member its batch's outcome: nil once the COMMIT succeeded (counted), else
-// a *commitError after the connection is cleaned up.
-func (g *groupCommitter) finish(ctx context.Context, kept []*groupMember, commitErr error) {
+// a *commitError. The caller has cleaned up the connection after a failed COMMIT.
+func (g *groupCommitter) finish(kept []*groupMember, commitErr error) {
 	var err error
 	if commitErr != nil {
-		g.cleanUp(ctx)
 		err = &commitError{commitErr}
 	} else {
 		g.commits.Add(1)
@@ -258,6 +298,7 @@ func (g *groupCommitter) finish(ctx context.Context, kept []*groupMember, commit
 // prepared statements and BEGIN is tried once more on a fresh one.
 func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 	for attempt := 1; ; attempt++ {
+		g.takeReturned()
 		fresh := g.conn == nil
 		if fresh {
 			conn, err := g.pool.Conn(ctx)
@@ -265,6 +306,7 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 				return nil, err
 			}
 			g.conn = conn
+			g.open++
 		}
 		if g.engine == Postgres {
 			if !fresh && pgConnUnusable(g.conn) {
@@ -301,6 +343,29 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 	}
 }
 
+// takeReturned makes a connection given back by a batch whose COMMIT was answered the next
+// batch's, when the writer holds none, waiting for one when pgWriteConns are open (on SQLite the
+// writer holds its one connection and nothing is given back).
+func (g *groupCommitter) takeReturned() {
+	for g.conn == nil {
+		var conn *sql.Conn
+		if g.open < pgWriteConns {
+			select {
+			case conn = <-g.returned:
+			default:
+				return // begin takes a fresh one
+			}
+		} else {
+			conn = <-g.returned
+		}
+		if conn == nil {
+			g.open-- // discarded by the member that committed on it
+			continue
+		}
+		g.conn = conn
+	}
+}
+
 // commit commits the batch's transaction. On PostgreSQL a COMMIT answered with ROLLBACK (the
 // transaction was aborted and no member noticed) is an error: nothing was committed.
 func (g *groupCommitter) commit(ctx context.Context, sqlTx Querier) error {
@@ -315,9 +380,15 @@ func (g *groupCommitter) commit(ctx context.Context, sqlTx Querier) error {
 // statements prepared on it.
 func (g *groupCommitter) discardConn() {
 	g.prepared.close()
-	_ = g.conn.Raw(func(any) error { return driver.ErrBadConn })
-	_ = g.conn.Close()
+	discard(g.conn)
 	g.conn = nil
+	g.open--
+}
+
+// discard closes conn instead of giving it back to the pool.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = conn.Close()
 }
 
 // cleanUp ends the batch's transaction without keeping anything of it: the one SQLite may still
@@ -345,6 +416,7 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 		finished: make(chan memberOutcome, 1),
 		result:   make(chan error, 1),
 		last:     make(chan bool, 1),
+		handover: make(chan committingBatch, 1),
 	}
 	select {
 	case g.requests <- m:
@@ -407,7 +479,9 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 // then one message writes the audit record, releases the savepoint and opens the next member's.
 // PostgreSQL refuses every statement of a transaction after one failed until the savepoint is
 // rolled back to, so a member that went on after a failed statement fails there, and is undone.
-// ROLLBACK TO keeps the savepoint open for the next member.
+// ROLLBACK TO keeps the savepoint open for the next member. The last member of a batch sends its
+// COMMIT, takes the batch over from the writer once the rest of its message is answered, and
+// answers the batch's members when PostgreSQL answers the COMMIT.
 func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error) error {
 	ctx := context.Background()
 	returned := false
@@ -425,21 +499,29 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 		audit, err = tx.auditArgs()
 	}
 	returned = true
-	last, commitSent := false, false
+	var committed *committingBatch
+	var commitErr error
 	if err == nil {
 		m.finished <- memberReady
-		last = <-m.last
-		commitSent, m.commitErr, err = g.endPgMember(ctx, tx, audit, last)
+		last := <-m.last
+		committed, commitErr, err = g.endPgMember(ctx, m, tx, audit, last)
 	}
 	if err != nil {
 		m.finished <- g.undoPg(ctx, m, err)
 		return err
 	}
-	if commitSent {
-		m.finished <- memberCommitted
-	} else {
+	if committed == nil {
 		m.finished <- memberKept
+		return <-m.result
 	}
+	conn := committed.conn
+	if commitErr != nil && pgExec(ctx, conn, `ROLLBACK`, `ROLLBACK`) != nil {
+		discard(conn)
+		conn = nil
+	}
+	g.finish(committed.kept, commitErr)
+	g.returned <- conn
+	g.committing.Done()
 	return <-m.result
 }
 
@@ -449,16 +531,17 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 // COMMIT: a batch of one costs no round trip more than a transaction of its own. When the
 // message holds nothing but the two savepoint statements they go as one simple query.
 // PostgreSQL runs nothing after a failed statement. err is the failure of the member's own part
-// (the savepoint is then rolled back to); commitSent says the COMMIT ran, and commitErr is its
-// failure.
-func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any, last bool) (commitSent bool, commitErr, err error) {
+// (the savepoint is then rolled back to). When the message carried the COMMIT and everything
+// before it succeeded, the member has taken the batch over from the writer (committed) and
+// commitErr is the COMMIT's failure.
+func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx, audit []any, last bool) (committed *committingBatch, commitErr, err error) {
 	const release = `RELEASE ` + memberSavepoint
 	const open = `SAVEPOINT ` + memberSavepoint
 	if !last && len(tx.atEnd) == 0 && audit == nil {
 		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
-			return false, nil, fmt.Errorf("commit: %w", err)
+			return nil, nil, fmt.Errorf("commit: %w", err)
 		}
-		return false, nil, nil
+		return nil, nil, nil
 	}
 	whats := make([]string, 0, len(tx.atEnd)+3)
 	batch := &pgx.Batch{}
@@ -493,21 +576,31 @@ func (g *groupCommitter) endPgMember(ctx context.Context, tx *Tx, audit []any, l
 				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
-		tag, err := results.Exec() // the next member's SAVEPOINT, or the COMMIT
-		if last {
-			commitSent = true
-			if err == nil && tag.String() != "COMMIT" {
-				err = errors.New("the transaction was rolled back by the database")
+		if !last {
+			if _, err := results.Exec(); err != nil { // the next member's SAVEPOINT
+				return fmt.Errorf("commit: %w", err)
 			}
-			commitErr = err
-			return nil
+			return results.Close()
 		}
-		if err != nil {
-			return fmt.Errorf("commit: %w", err)
+		// Everything but the COMMIT is answered: the batch is the member's to finish, and the
+		// writer runs the next one on another connection while PostgreSQL flushes this one.
+		m.finished <- memberCommitting
+		handed := <-m.handover
+		committed = &handed
+		tag, err := results.Exec()
+		if err == nil && tag.String() != "COMMIT" {
+			err = errors.New("the transaction was rolled back by the database")
 		}
-		return results.Close()
+		if err == nil {
+			err = results.Close()
+		}
+		commitErr = err
+		return nil
 	})
-	return commitSent, commitErr, err
+	if committed != nil && err != nil { // Raw itself failed after the handover
+		commitErr, err = err, nil
+	}
+	return committed, commitErr, err
 }
 
 // undoPg rolls a member's PostgreSQL savepoint back after cause, keeping the savepoint open for

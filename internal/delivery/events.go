@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -61,11 +62,18 @@ const maxRouteAttempts = 5
 // routeBatch bounds the events one claim leases.
 const routeBatch = 64
 
-// routeEvents routes the recorded events that are due: it leases a batch, oldest first and at
-// most one per entity (an entity's next event waits until the one before it is routed, so a
-// resolution's deliveries never precede its trigger's), routes each outside any write
-// transaction, and then, in one short transaction per event, writes its deliveries and deletes
-// it. routed counts the events done; err is the database's, the first routing's among them. Without
+// claimWindow bounds the due events one claim reads, oldest first: a claim costs the same
+// whatever the backlog (a comment on a hot case records one event each, faster than they are
+// routed under load, and a claim that read the whole backlog ran inside the writer's turn).
+const claimWindow = 4 * routeBatch
+
+// routeEvents routes the recorded events that are due: it leases a batch, oldest first, of each
+// entity only events whose earlier events it leases in the same batch (an entity's next event
+// waits until the one before it is routed, so a resolution's deliveries never precede its
+// trigger's), routes them in that order outside any write transaction, and writes their
+// deliveries and deletes them in short transactions (see flush). An event whose routing fails keeps its
+// lease, and the later events of its entity in the batch are given back unrouted. routed counts
+// the events done; err is the database's, the first routing's among them. Without
 // Options.Router it does nothing: the events wait for a worker that has one.
 func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 	var failed error
@@ -92,14 +100,48 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 	if err != nil {
 		return 0, err
 	}
+	type entity struct {
+		team    int64
+		typ, id string
+	}
+	held := map[entity]bool{} // entities with an event that failed in this batch
+	var finished []finishedEvent
+	var givenBack []Event
+	// flush finishes the events routed so far: it runs at the end of the pass, and before the
+	// next routing whenever an event gave deliveries, since routing reads the outbox (a
+	// resolution goes where its trigger went): what the router sees is what it saw when every
+	// event was finished before the next was routed. Events without deliveries leave nothing
+	// the router reads until then, and are finished together.
+	flush := func() error {
+		lost, err := w.finishEvents(ctx, finished, givenBack)
+		if err != nil {
+			return err
+		}
+		for _, f := range finished {
+			switch {
+			case lost[f.event.ID]:
+				w.opts.Logger.Warn("notification event was taken by another worker while this one routed it; its deliveries are not written here",
+					"event", f.event.ID, "entity_type", f.event.EntityType, "entity", f.event.EntityID, "kind", string(f.event.Kind))
+			case f.dropped:
+				w.events.WithLabelValues("dropped").Inc()
+			default:
+				w.events.WithLabelValues("routed").Inc()
+				routed++
+			}
+		}
+		finished, givenBack = finished[:0], givenBack[:0]
+		return nil
+	}
 	for i, e := range events {
+		ent := entity{e.TeamID, e.EntityType, e.EntityID}
+		if held[ent] {
+			givenBack = append(givenBack, e)
+			continue
+		}
 		log := w.opts.Logger.With("event", e.ID, "entity_type", e.EntityType, "entity", e.EntityID, "kind", string(e.Kind))
 		if attempts[i] > maxRouteAttempts {
 			log.Error("notification event dropped: its routing failed too often", "attempts", attempts[i])
-			if err := w.finishEvent(ctx, e, nil); err != nil && !errors.Is(err, errLeaseLost) {
-				return routed, err
-			}
-			w.events.WithLabelValues("dropped").Inc()
+			finished = append(finished, finishedEvent{event: e, dropped: true})
 			continue
 		}
 		routeCtx := ctx
@@ -112,18 +154,18 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 			// the batch's other events go on.
 			log.Warn("notification event not routed; it is routed again when its lease ends", "error", err.Error())
 			failed = errors.Join(failed, err)
+			held[ent] = true
 			continue
 		}
-		err = w.finishEvent(ctx, e, deliveries)
-		if errors.Is(err, errLeaseLost) {
-			log.Warn("notification event was taken by another worker while this one routed it; its deliveries are not written here")
-			continue
+		finished = append(finished, finishedEvent{event: e, deliveries: deliveries})
+		if len(deliveries) > 0 {
+			if err := flush(); err != nil {
+				return routed, err
+			}
 		}
-		if err != nil {
-			return routed, err
-		}
-		w.events.WithLabelValues("routed").Inc()
-		routed++
+	}
+	if err := flush(); err != nil {
+		return routed, err
 	}
 	return routed, nil
 }
@@ -140,98 +182,185 @@ func (w *Worker) RouteEvents(ctx context.Context) error {
 	}
 }
 
-// errLeaseLost is finishEvent's answer when the event is no longer this worker's.
-var errLeaseLost = errors.New("the event's lease was lost")
-
-// claimEvents leases up to routeBatch due events, oldest first, skipping any whose entity has an
-// earlier event still recorded; on PostgreSQL the rows other workers are claiming are skipped.
-// attempts are the routings begun of each, this one included.
+// claimEvents leases up to routeBatch due events, oldest first, read from the claimWindow oldest
+// due ones: of each entity, its first event there only when no earlier one is recorded (its head;
+// an earlier one is routed, or leased, elsewhere or later), and the events after it in the window.
+// Every event of an entity between its head and a later leased one is due, so it is in the
+// window and leased too: a worker routes an entity's events in order, and no other worker holds
+// one of them. On PostgreSQL the rows other workers are claiming are skipped; those are heads and
+// what follows them, so an entity whose head is skipped has no head in the window. attempts are
+// the routings begun of each, this one included.
 func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []int, err error) {
 	err = w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
 		events, attempts = events[:0], attempts[:0]
-		q := `SELECT n.team_id, n.id FROM notification_events n WHERE n.lease_until <= $1
-			AND NOT EXISTS (SELECT 1 FROM notification_events m WHERE m.team_id = n.team_id
-				AND m.entity_type = n.entity_type AND m.entity_id = n.entity_id
-				AND (m.created_at < n.created_at OR (m.created_at = n.created_at AND m.seq < n.seq)))
-			ORDER BY n.created_at, n.seq LIMIT $2`
+		window := `SELECT team_id, id, entity_type, entity_id, created_at, seq FROM notification_events
+			WHERE lease_until <= $1 ORDER BY created_at, seq LIMIT $2`
 		if tx.Engine == db.Postgres {
-			q += ` FOR UPDATE OF n SKIP LOCKED`
+			window += ` FOR UPDATE SKIP LOCKED`
 		}
-		rows, err := tx.QueryContext(ctx, q, tx.Now.UnixMicro(), routeBatch)
+		// Only an entity's first event in the window asks whether an earlier one is recorded:
+		// one index probe per entity, not per event.
+		rows, err := tx.QueryContext(ctx, `SELECT w.team_id, w.id, w.entity_type, w.entity_id,
+			CASE WHEN w.first THEN NOT EXISTS (SELECT 1 FROM notification_events m WHERE m.team_id = w.team_id
+				AND m.entity_type = w.entity_type AND m.entity_id = w.entity_id
+				AND (m.created_at < w.created_at OR (m.created_at = w.created_at AND m.seq < w.seq))) END
+			FROM (SELECT n.*, row_number() OVER (PARTITION BY n.team_id, n.entity_type, n.entity_id
+				ORDER BY n.created_at, n.seq) = 1 AS first FROM (`+window+`) n) w
+			ORDER BY w.created_at, w.seq`, tx.Now.UnixMicro(), claimWindow)
 		if err != nil {
 			return fmt.Errorf("claim notification events: %w", err)
+		}
+		type entity struct {
+			team    int64
+			typ, id string
 		}
 		type key struct {
 			team int64
 			id   string
 		}
+		claimable := map[entity]bool{} // by the entity's first event in the window
 		var picked []key
 		for rows.Next() {
 			var k key
-			if err := rows.Scan(&k.team, &k.id); err != nil {
+			var ent entity
+			var head sql.NullBool // NULL for an entity's later events
+			if err := rows.Scan(&k.team, &k.id, &ent.typ, &ent.id, &head); err != nil {
 				rows.Close()
 				return err
 			}
-			picked = append(picked, k)
+			ent.team = k.team
+			ok, seen := claimable[ent]
+			if !seen {
+				ok = head.Bool
+				claimable[ent] = ok
+			}
+			if ok && len(picked) < routeBatch {
+				picked = append(picked, k)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		until := tx.Now.Add(w.opts.Lease).UnixMicro()
+		if len(picked) == 0 {
+			return nil
+		}
+		// One statement per team leases its events (team_id = … AND id IN (…) is a search of
+		// the primary key on both engines; SQLite scans the table for a list of row values).
+		var teams []int64
+		byTeam := map[int64][]string{}
 		for _, k := range picked {
-			var (
-				e               Event
-				kind, entity    string
-				at              int64
-				attemptsOfEvent int
-				suppressedBy    sql.NullString
-			)
-			err := tx.QueryRowContext(ctx, `UPDATE notification_events
-				SET lease_owner = $3, lease_until = $4, attempts = attempts + 1
-				WHERE team_id = $1 AND id = $2
-				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts, suppressed_by`,
-				k.team, k.id, w.id, until).Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause,
-				&entity, &e.CaseID, &at, &attemptsOfEvent, &suppressedBy)
+			if _, ok := byTeam[k.team]; !ok {
+				teams = append(teams, k.team)
+			}
+			byTeam[k.team] = append(byTeam[k.team], k.id)
+		}
+		claimed := make(map[key]int, len(picked))
+		var all []Event
+		var allAttempts []int
+		for _, team := range teams {
+			args := []any{w.id, tx.Now.Add(w.opts.Lease).UnixMicro(), team}
+			var in strings.Builder
+			for i, id := range byTeam[team] {
+				if i > 0 {
+					in.WriteString(", ")
+				}
+				fmt.Fprintf(&in, "$%d", len(args)+1)
+				args = append(args, id)
+			}
+			rows, err = tx.QueryContext(ctx, `UPDATE notification_events
+				SET lease_owner = $1, lease_until = $2, attempts = attempts + 1
+				WHERE team_id = $3 AND id IN (`+in.String()+`)
+				RETURNING team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, attempts, suppressed_by`, args...)
 			if err != nil {
-				return fmt.Errorf("claim notification event: %w", err)
+				return fmt.Errorf("claim notification events: %w", err)
 			}
-			if suppressedBy.Valid {
-				e.SuppressedBy = &suppressedBy.String
+			for rows.Next() {
+				var (
+					e            Event
+					kind, entity string
+					at           int64
+					n            int
+					suppressedBy sql.NullString
+				)
+				if err := rows.Scan(&e.TeamID, &e.ID, &e.EntityType, &e.EntityID, &kind, &e.Cause, &entity, &e.CaseID, &at, &n,
+					&suppressedBy); err != nil {
+					rows.Close()
+					return fmt.Errorf("claim notification event: %w", err)
+				}
+				if suppressedBy.Valid {
+					e.SuppressedBy = &suppressedBy.String
+				}
+				e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
+				claimed[key{e.TeamID, e.ID}] = len(all)
+				all = append(all, e)
+				allAttempts = append(allAttempts, n)
 			}
-			e.Kind, e.Entity, e.At = EventKind(kind), json.RawMessage(entity), time.UnixMicro(at).UTC()
-			events = append(events, e)
-			attempts = append(attempts, attemptsOfEvent)
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return fmt.Errorf("claim notification events: %w", err)
+			}
+		}
+		for _, k := range picked { // RETURNING promises no order
+			if i, ok := claimed[k]; ok {
+				events = append(events, all[i])
+				attempts = append(attempts, allAttempts[i])
+			}
 		}
 		return nil
 	})
 	return events, attempts, err
 }
 
-// finishEvent writes an event's deliveries and deletes it, in one transaction, if the event is
-// still this worker's (errLeaseLost otherwise, and nothing is written). A delivery the outbox
-// refuses as composed (IncompleteError) is logged and left out: it never holds the others.
-func (w *Worker) finishEvent(ctx context.Context, e Event, deliveries []Delivery) error {
-	return w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM notification_events WHERE team_id = $1 AND id = $2 AND lease_owner = $3`,
-			e.TeamID, e.ID, w.id)
-		if err := db.OneRow(res, err, "finish notification event"); db.IsNotFound(err) {
-			return errLeaseLost
-		} else if err != nil {
-			return err
-		}
-		for _, d := range deliveries {
-			err := Enqueue(ctx, tx, d)
-			var incomplete IncompleteError
-			if errors.As(err, &incomplete) {
-				w.opts.Logger.Warn("notification cannot be sent as composed; it is dropped",
-					"router", d.RouterID, "connector", d.ConnectorID, "event", e.ID, "error", err.Error())
+// finishedEvent is an event of a batch whose routing is over: routed into deliveries, or dropped
+// after too many attempts (no deliveries).
+type finishedEvent struct {
+	event      Event
+	deliveries []Delivery
+	dropped    bool
+}
+
+// finishEvents writes the deliveries of the finished events and deletes them, in order, and
+// gives the givenBack events their lease back (unrouted, their attempt not counted), all in one
+// transaction. An event no longer this worker's (its lease ended and another worker took it) is
+// left to that worker, nothing of it written: lost names those. A delivery the outbox refuses as
+// composed (IncompleteError) is logged and left out: it never holds the others.
+func (w *Worker) finishEvents(ctx context.Context, finished []finishedEvent, givenBack []Event) (lost map[string]bool, err error) {
+	if len(finished) == 0 && len(givenBack) == 0 {
+		return nil, nil
+	}
+	err = w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
+		lost = map[string]bool{}
+		for _, f := range finished {
+			e := f.event
+			res, err := tx.ExecContext(ctx, `DELETE FROM notification_events WHERE team_id = $1 AND id = $2 AND lease_owner = $3`,
+				e.TeamID, e.ID, w.id)
+			if err := db.OneRow(res, err, "finish notification event"); db.IsNotFound(err) {
+				lost[e.ID] = true
 				continue
+			} else if err != nil {
+				return err
 			}
-			if err != nil {
-				return fmt.Errorf("enqueue the delivery to %s: %w", d.ConnectorID, err)
+			for _, d := range f.deliveries {
+				err := Enqueue(ctx, tx, d)
+				var incomplete IncompleteError
+				if errors.As(err, &incomplete) {
+					w.opts.Logger.Warn("notification cannot be sent as composed; it is dropped",
+						"router", d.RouterID, "connector", d.ConnectorID, "event", e.ID, "error", err.Error())
+					continue
+				}
+				if err != nil {
+					return fmt.Errorf("enqueue the delivery to %s: %w", d.ConnectorID, err)
+				}
+			}
+		}
+		for _, e := range givenBack {
+			if _, err := tx.ExecContext(ctx, `UPDATE notification_events SET lease_until = 0, attempts = attempts - 1
+				WHERE team_id = $1 AND id = $2 AND lease_owner = $3`, e.TeamID, e.ID, w.id); err != nil {
+				return fmt.Errorf("give back notification event: %w", err)
 			}
 		}
 		return nil
 	})
+	return lost, err
 }

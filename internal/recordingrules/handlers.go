@@ -40,7 +40,8 @@ func (h *RuleSetHandler) CreateRecordingRuleSet(ctx context.Context, req *oas.Re
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
 		tx.AuditResource(id) // minted before the transaction
-		return insertSet(ctx, tx, caller.TeamID, set.ID, set.Name, doc)
+		queueInsertSet(tx, caller.TeamID, set.ID, set.Name, doc)
+		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -175,16 +175,16 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
-		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, outgoingwebhooks.Integrations{}, routers.ConnectorUsers, alertdefs.ConnectorUsers),
-		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.ReleaseRouter),
+		PresetHandler:    presets.NewHandler(opts.DB, areaLinks.presetUsers...),
+		ConnectorHandler: connectors.NewHandler(opts.DB, areaLinks.connectorIntegrations, areaLinks.connectorUsers...),
+		RouterHandler:    routers.NewHandler(opts.DB, areaLinks.routerReleases...),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
-		RoleHandler:      roles.NewHandler(opts.DB, access.RoleUsers),
+		RoleHandler:      roles.NewHandler(opts.DB, areaLinks.roleUsers...),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
-		SloHandler:       slos.NewHandler(opts.DB, alertdefs.SloUsers),
+		SloHandler:       slos.NewHandler(opts.DB, areaLinks.sloUsers...),
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
@@ -200,7 +200,7 @@ func New(opts Options) (*API, error) {
 		opts.Authn.SetOwnerAccess(access.OwnerAccess(opts.DB.Now))
 	}
 	h.EnrichmentHandler = enrichments.NewHandler(opts.DB)
-	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
+	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), areaLinks.webhookUsers...)
 	integrationCatalog := opts.Integrations
 	if integrationCatalog == nil {
 		if integrationCatalog, err = integrations.LoadCatalog(""); err != nil {

@@ -291,7 +291,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.router.ServeHTTP(w, r)
 		return
 	}
-	edge := &requestEdge{op: op, args: m.args, refusal: checkIntegerArgs(op, m.args.values[:m.args.n])}
+	edge := &requestEdge{op: op, refusal: checkIntegerArgs(op, m.args.values[:m.args.n])}
 	if op.stream == streamedHere && r.Method == http.MethodGet {
 		a.serveStreamed(w, r, op.id, a.lists[op.id])
 		return

@@ -234,9 +234,7 @@ func (t *operationTable) paramSchema(id, name string) map[string]any {
 // answer once the caller is authorized, and the stream slot of an operation whose answer is
 // written while it is read.
 type requestEdge struct {
-	op *operation
-	// args are the values of its path parameters, unescaped, in the template's order.
-	args    pathArgs
+	op      *operation
 	refusal string
 	slot    streamSlot
 	slotted bool

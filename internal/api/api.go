@@ -278,10 +278,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	if op == nil {
-		// No operation: the router answers the request as it stands (404, or its own 405).
-		if path != "" {
-			r = withPath(r, path, rawPath)
-		}
+		// No operation (and so no other path): the router answers the request as it stands
+		// (404, or its own 405).
 		if query != nil {
 			r = r.WithContext(queryobject.WithValues(ctx, query))
 		}
@@ -337,14 +335,6 @@ func nameRequest(ctx context.Context, op *operation) {
 	if op != nil {
 		server.SetOperation(ctx, op.id)
 	}
-}
-
-// withPath is a copy of r for the document's path (rawPath: its escaped form, when r's path is
-// escaped).
-func withPath(r *http.Request, path, rawPath string) *http.Request {
-	routed := *r
-	setPath(&routed, path, rawPath)
-	return &routed
 }
 
 // setPath points r, a request of the API's own, at the document's path.

@@ -29,7 +29,6 @@ import (
 	"time"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
-	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
@@ -42,11 +41,9 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/integrations"
-	"github.com/mgmtapi/mgmtapi/internal/notifiers"
-	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
+	"github.com/mgmtapi/mgmtapi/internal/service"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 func main() {
@@ -218,68 +215,45 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		logger.Info("created the default team with the key from MGMTAPI_BOOTSTRAP_KEY or its _FILE")
 	}
 
-	authn := auth.NewAuthenticator(database, nil)
-	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
-		Extensions: catalog, Integrations: integrationCatalog, Delivery: delivery.Options{
-			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
-			AttemptTimeout: cfg.NotifyAttemptTimeout,
-			SMTP:           smtpServer(cfg.SMTP),
-		}, ExternalURL: externalURL,
-		S3: archive.S3FromEnv(cfg.S3Endpoint, getenv)})
-	if err != nil {
-		return err
-	}
 	docs := <-built
 	if docs.err != nil {
 		return docs.err
 	}
-	var worker *delivery.Worker
-	var workerMetrics []prometheus.Collector
-	// The worker paces its templates while the handler (made below, before the worker runs)
-	// answers requests.
-	var handler *server.Handler
-	if cfg.NotifyWorker {
-		worker = delivery.NewWorker(delivery.Options{
-			DB:             database,
+	svc, err := service.New(service.Config{DB: database, Authn: auth.NewAuthenticator(database, nil),
+		OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit, Extensions: catalog, Integrations: integrationCatalog,
+		Delivery: delivery.Options{
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
-			Logger:         logger,
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
 			MaxRetryTime:   cfg.NotifyRetryTime,
 			PerConnector:   cfg.NotifyPerConnector,
 			SMTP:           smtpServer(cfg.SMTP),
-			// outgoing webhooks' records are sent by their types' own delivery
-			Webhooks: notifiers.DeliverRecord,
-			// the events incidents' and cases' transactions record are routed to the team's
-			// connectors here, outside those transactions
-			Router: routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert},
-				ExternalURL: externalURL},
-			Serving: func() bool { return handler.Serving() },
-		})
-		workerMetrics = worker.Collectors()
-	}
-	handler = server.New(server.Options{
-		API:          apiHandler,
-		WriteError:   api.WriteError,
-		Ready:        database.Ready,
-		DBStats:      database.Stats,
-		OpenAPIJSON:  docs.json,
-		OpenAPIYAML:  docs.yaml,
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		Logger:       logger,
-		AccessLog:    server.AccessLog(cfg.AccessLog),
-		Docs:         docspage.New(api.WriteError),
+		},
+		ExternalURL: externalURL,
+		S3:          archive.S3FromEnv(cfg.S3Endpoint, getenv),
+		Root: server.Options{
+			OpenAPIJSON:  docs.json,
+			OpenAPIYAML:  docs.yaml,
+			MaxBodyBytes: cfg.MaxBodyBytes,
+			Logger:       logger,
+			AccessLog:    server.AccessLog(cfg.AccessLog),
+			Docs:         docspage.New(api.WriteError),
 
-		MaxConcurrent:     cfg.MaxConcurrentRequests,
-		QueueLength:       cfg.QueueLength,
-		QueueWait:         cfg.QueueWait,
-		ConcurrencyTarget: cfg.ConcurrencyTargetLatency,
-		MinConcurrent:     cfg.MinConcurrentRequests,
-		DecodeBudgetBytes: cfg.DecodeBudgetBytes,
-		KeyRate:           cfg.KeyRateLimit,
-		KeyBurst:          cfg.KeyRateBurst,
-		Collectors:        workerMetrics,
-		TrustedProxies:    cfg.TrustedProxies,
+			MaxConcurrent:     cfg.MaxConcurrentRequests,
+			QueueLength:       cfg.QueueLength,
+			QueueWait:         cfg.QueueWait,
+			ConcurrencyTarget: cfg.ConcurrencyTargetLatency,
+			MinConcurrent:     cfg.MinConcurrentRequests,
+			DecodeBudgetBytes: cfg.DecodeBudgetBytes,
+			KeyRate:           cfg.KeyRateLimit,
+			KeyBurst:          cfg.KeyRateBurst,
+			TrustedProxies:    cfg.TrustedProxies,
+		},
+		Worker: cfg.NotifyWorker,
 	})
+	if err != nil {
+		return err
+	}
+	handler, worker := svc.Handler, svc.Worker
 	srv := &http.Server{
 		Handler:           handler,
 		TLSConfig:         tlsConfig,

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"slices"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
@@ -49,6 +48,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/samlconfig"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
@@ -144,48 +144,18 @@ func nameOperation(ctx context.Context, err error) {
 type API struct {
 	router      *oas.Server
 	operatorKey string
-	// queryObjects are the deepObject parameters of each operation, read by the operation itself.
-	queryObjects map[string][]string
-	// queryObjectNames are the names of every operation's deepObject parameters, once each.
-	queryObjectNames []string
-	// streamed lists are served by serveStreamed, not by the router, or by the router through a
-	// stream slot when their list is nil (see streamed.go), keyed by "GET <path>" (they have no
-	// path parameters).
-	streamed map[string]streamedList
-	// storedAnswerPrefix is the path of storedAnswerOperation up to its id (see storedanswers.go).
-	storedAnswerPrefix string
-	security           *security
-	// successStatus is each operation's success status, for its audit records (see audit.go).
-	successStatus map[string]int
-	// paths maps every version segment and every other name of an operation to the path the
-	// router serves it at (see versionpaths.go).
-	paths *versionPaths
+	// operations are the document's operations and their route table (operations.go).
+	operations *operationTable
+	// lists are the streamed lists served by serveStreamed, not by the router, by operationId
+	// (see streamed.go).
+	lists    map[string]streaming.List
+	security *security
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
 // or when opts.Extensions is nil and the built-in extension catalog does not load.
 func New(opts Options) (*API, error) {
-	doc, err := readDocument()
-	if err != nil {
-		return nil, err
-	}
-	perms, err := operationPermissions(doc)
-	if err != nil {
-		return nil, err
-	}
-	operatorAlso, err := operatorAccepted(doc)
-	if err != nil {
-		return nil, err
-	}
-	queryObjects, err := deepObjectParameters(doc)
-	if err != nil {
-		return nil, err
-	}
-	statuses, err := successStatuses(doc)
-	if err != nil {
-		return nil, err
-	}
-	paths, err := newVersionPaths(doc)
+	table, err := operations()
 	if err != nil {
 		return nil, err
 	}
@@ -205,16 +175,16 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
-		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, outgoingwebhooks.Integrations{}, routers.ConnectorUsers, alertdefs.ConnectorUsers),
-		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.ReleaseRouter),
+		PresetHandler:    presets.NewHandler(opts.DB, areaLinks.presetUsers...),
+		ConnectorHandler: connectors.NewHandler(opts.DB, areaLinks.connectorIntegrations, areaLinks.connectorUsers...),
+		RouterHandler:    routers.NewHandler(opts.DB, areaLinks.routerReleases...),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
-		RoleHandler:      roles.NewHandler(opts.DB, access.RoleUsers),
+		RoleHandler:      roles.NewHandler(opts.DB, areaLinks.roleUsers...),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
-		SloHandler:       slos.NewHandler(opts.DB, alertdefs.SloUsers),
+		SloHandler:       slos.NewHandler(opts.DB, areaLinks.sloUsers...),
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
@@ -230,7 +200,7 @@ func New(opts Options) (*API, error) {
 		opts.Authn.SetOwnerAccess(access.OwnerAccess(opts.DB.Now))
 	}
 	h.EnrichmentHandler = enrichments.NewHandler(opts.DB)
-	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
+	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), areaLinks.webhookUsers...)
 	integrationCatalog := opts.Integrations
 	if integrationCatalog == nil {
 		if integrationCatalog, err = integrations.LoadCatalog(""); err != nil {
@@ -250,7 +220,7 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey, operatorAlso: operatorAlso, ipAccess: opts.IPAccess}
+	sec := &security{authn: opts.Authn, operations: table, operatorKey: opts.OperatorKey, ipAccess: opts.IPAccess}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
 			nameOperation(ctx, err)
@@ -269,137 +239,116 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	for _, list := range queryObjects {
-		for _, name := range list {
-			if !slices.Contains(names, name) {
-				names = append(names, name)
-			}
-		}
-	}
-	streamed, err := streamedRoutes(h, doc)
-	if err != nil {
-		return nil, err
-	}
-	storedPrefix, err := storedAnswerPrefix(doc)
-	if err != nil {
-		return nil, err
-	}
-	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, successStatus: statuses,
-		paths: paths}, nil
+	return &API{router: router, operatorKey: opts.OperatorKey, operations: table, lists: streamedLists(h), security: sec}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
 // do not exist.
 //
-// The generated router finds the route once, to serve it; the operation's security handler, the
-// first step of every operation, names it for the metrics and the log line (server.SetOperation).
-// The request is routed a second time only when its query may hold a query object, which its
-// operation reads itself, or when it is refused here, before routing.
+// The route table (versionpaths.go) is walked once: it gives the operation's record, its path
+// parameters and, for another version segment or name, the document's path. Everything done here
+// before the generated router serves the request reads the record, and the record travels on the
+// request's context (requestEdge) to the security handler, the audit and the stream slots. The
+// generated router then finds the route once more, to serve it: its generated code is not
+// changed.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.operatorKey == "" && strings.HasPrefix(r.URL.Path, "/admin/") {
 		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
 		return
 	}
 	// Every segment and every other name of an operation goes to the path the router knows.
-	r, done := a.paths.route(w, r)
+	m, path, rawPath, done := a.operations.routes.route(w, r)
 	if done {
 		return
 	}
+	op := m.op
 	query, msg, status := checkText(r)
 	if msg != "" {
-		server.SetOperation(r.Context(), a.OperationName(r))
+		nameRequest(r.Context(), op)
 		writeError(w, status, msg)
 		return
 	}
-	routed := false // whether the write below was routed already (the body scan and the audit share it)
-	if r.Body != nil && r.Body != http.NoBody {
+	hasBody := r.Body != nil && r.Body != http.NoBody
+	if hasBody {
 		if msg, status := checkCharset(r.Header.Get("Content-Type")); msg != "" {
-			server.SetOperation(r.Context(), a.OperationName(r))
+			nameRequest(r.Context(), op)
 			writeError(w, status, msg)
 			return
 		}
-		// The body is checked as the operation reads it (bodybounds.go); GETs without a body
-		// are not routed here.
-		if route, ok := a.router.FindPath(r.Method, r.URL); ok {
-			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
-				r = withPathRefusal(r, msg)
-			}
-			r.Body = watchUnknownFields(r.Context(), route.OperationID(), scanBody(route.OperationID(), r.Body))
-			if r.Method != http.MethodGet && r.Method != http.MethodHead {
-				r = a.withAudit(r, route)
-			}
-			routed = true
-		}
-	} else if mayHoldSignedOrPaddedNumber(r.URL.Path) {
-		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
-			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
-				r = withPathRefusal(r, msg)
-			}
-		}
 	}
-	if r.Method != http.MethodGet {
-		if !routed && r.Method != http.MethodHead {
-			if route, ok := a.router.FindPath(r.Method, r.URL); ok {
-				r = a.withAudit(r, route)
-			}
+	ctx := r.Context()
+	if op == nil {
+		// No operation (and so no other path): the router answers the request as it stands
+		// (404, or its own 405).
+		if query != nil {
+			r = r.WithContext(queryobject.WithValues(ctx, query))
 		}
-	} else {
-		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
-		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).
-		var buf [128]byte
-		key := append(append(buf[:0], "GET "...), r.URL.Path...)
-		if list, ok := a.streamed[string(key)]; ok {
-			if list.list == nil {
-				w, r = withStreamSlot(w, r, list.operation)
-			} else {
-				a.serveStreamed(w, r, list.operation, list.list)
-				return
-			}
-		} else if a.mayBeStoredAnswer(r.URL.Path) {
-			w, r = withStreamSlot(w, r, storedAnswerOperation)
+		if isConfigPath(r.URL.Path) {
+			w, r = withConfigRequest(w, r)
+		}
+		a.router.ServeHTTP(w, r)
+		return
+	}
+	edge := &requestEdge{op: op, refusal: checkIntegerArgs(op, m.args.values[:m.args.n])}
+	if op.stream == streamedHere && r.Method == http.MethodGet {
+		a.serveStreamed(w, r, op.id, a.lists[op.id])
+		return
+	}
+	if hasBody {
+		// The body is checked as the operation reads it (bodybounds.go).
+		body := scanBody(op, r.Body)
+		r.Body = watchUnknownFields(ctx, op.id, body)
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		ctx = db.WithAudit(ctx, newAuditEntry(r, op, m.args.values[:m.args.n]))
+	}
+	if op.stream == streamedThroughRouter {
+		edge.slot = streamSlot{ResponseWriter: w, operation: op.id}
+		edge.slotted = true
+		w = &edge.slot
+	}
+	if query != nil {
+		// Object query parameters (the incident aggregation's, among others) are read by their
+		// operation.
+		ctx = queryobject.WithValues(ctx, query)
+	}
+	r = r.WithContext(context.WithValue(ctx, requestEdgeKey{}, edge))
+	if path != "" {
+		setPath(r, path, rawPath)
+	}
+	if query != nil && len(op.queryObjects) > 0 {
+		// The generated decoder must not read them (see queryobjects.go).
+		if kept := withoutQueryObjects(r.URL.RawQuery, op.queryObjects); kept != r.URL.RawQuery {
+			u := *r.URL
+			u.RawQuery = kept
+			r.URL = &u
 		}
 	}
 	if isConfigPath(r.URL.Path) {
 		w, r = withConfigRequest(w, r)
 	}
-	if query == nil {
-		a.router.ServeHTTP(w, r)
-		return
-	}
-	// Object query parameters (the incident aggregation's, among others) are read by their
-	// operation.
-	r = r.WithContext(queryobject.WithValues(r.Context(), query))
-	if a.mayHoldQueryObject(r.URL.RawQuery) {
-		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
-			if names := a.queryObjects[route.OperationID()]; len(names) > 0 {
-				// The generated decoder must not read them (see queryobjects.go).
-				u := *r.URL
-				u.RawQuery = withoutQueryObjects(u.RawQuery, names)
-				r.URL = &u
-			}
-		}
-	}
 	a.router.ServeHTTP(w, r)
 }
 
-// mayHoldQueryObject reports whether rawQuery has a key that is, or begins, the name of a
-// deepObject parameter of some operation; false means withoutQueryObjects would keep it whole.
-func (a *API) mayHoldQueryObject(rawQuery string) bool {
-	for _, name := range a.queryObjectNames {
-		if strings.Contains(rawQuery, name) {
-			return true
-		}
+// nameRequest names the request's operation, when it has one, for the metrics and the log line.
+func nameRequest(ctx context.Context, op *operation) {
+	if op != nil {
+		server.SetOperation(ctx, op.id)
 	}
-	return false
+}
+
+// setPath points r, a request of the API's own, at the document's path.
+func setPath(r *http.Request, path, rawPath string) {
+	u := *r.URL
+	u.Path, u.RawPath = path, rawPath
+	r.URL = &u
 }
 
 // OperationName returns the operationId the request is routed to, or "" when none.
 func (a *API) OperationName(r *http.Request) string {
-	route, ok := a.router.FindRoute(r.Method, a.paths.documentPathOf(r))
-	if !ok {
-		return ""
+	p, _ := requestPath(r)
+	if op := a.operations.routes.match(r.Method, p).op; op != nil {
+		return op.id
 	}
-	return route.OperationID()
+	return ""
 }

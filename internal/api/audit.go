@@ -8,7 +8,6 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
-	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 )
 
@@ -18,19 +17,17 @@ import (
 // db.InTx writes the record in each write transaction that commits for the request. A request
 // refused before that, or whose operation fails, writes none.
 
-// withAudit returns r with an audit entry for the operation of route, the route of r, which
-// ServeHTTP finds once for the body scan and this entry. The caller sends only requests that may
-// change state (no GET or HEAD).
-func (a *API) withAudit(r *http.Request, route oas.Route) *http.Request {
-	op := route.OperationID()
-	e := &db.AuditEntry{
-		Operation: op,
-		PathIDs:   append([]string(nil), route.Args()...),
+// newAuditEntry is the audit entry of r, a request for op with the path parameters args, which
+// ServeHTTP puts on its context. The caller sends only requests that may change state (no GET or
+// HEAD).
+func newAuditEntry(r *http.Request, op *operation, args []string) *db.AuditEntry {
+	return &db.AuditEntry{
+		Operation: op.id,
+		PathIDs:   append([]string(nil), args...),
 		RequestID: server.RequestID(r.Context()),
 		Client:    auditClient(r),
-		Status:    a.successStatus[op],
+		Status:    op.successStatus,
 	}
-	return r.WithContext(db.WithAudit(r.Context(), e))
 }
 
 // auditClient is the request's client address as IP access sees it (server.ClientAddr: the peer,
@@ -74,30 +71,4 @@ func auditOperator(ctx context.Context) {
 			e.TeamID = team
 		}
 	}
-}
-
-// successStatuses reads, from the OpenAPI document, the status each operation answers when it
-// succeeds (its lowest 2xx response), keyed by operationId: the status of its audit records.
-func successStatuses(doc *openapiDocument) (map[string]int, error) {
-	out := make(map[string]int)
-	for _, o := range doc.operations {
-		var op struct {
-			OperationID string         `yaml:"operationId"`
-			Responses   map[string]any `yaml:"responses"`
-		}
-		if err := o.decode(&op); err != nil {
-			return nil, err
-		}
-		status := 0
-		for code := range op.Responses {
-			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 && (status == 0 || n < status) {
-				status = n
-			}
-		}
-		if status == 0 {
-			status = http.StatusOK
-		}
-		out[op.OperationID] = status
-	}
-	return out, nil
 }

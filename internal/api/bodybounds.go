@@ -5,14 +5,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf16"
 	"unicode/utf8"
 )
 
 // Request bodies are checked against their bounds while they are read, before the generated
 // decoder builds anything from them: a body is read through a bodyScanner, a small JSON state
-// machine that knows, from the operation's request body schema in api/openapi.yaml, the maxItems
+// machine that knows, from the operation's request body schema in api/openapi.yaml (its record's
+// bounds, built once when the document is read), the maxItems
 // of each array, the maxLength of each string and the maxProperties of each map. The first
 // violation ends the read: item 101 of a 100-item array stops it, and the answer is the 400 the
 // validator would give after decoding ("deletes: must have at most 100 items (got 101)"), without
@@ -52,27 +52,10 @@ type boundNode struct {
 
 func newBoundNode() *boundNode { return &boundNode{maxItems: -1, maxLength: -1, maxProperties: -1} }
 
-// bodyBounds are the bounds of every operation's request body by operationId, built once from
-// api/openapi.yaml. An operation without bounds anywhere has a node without any (its body is
-// still checked for text).
-var bodyBounds = sync.OnceValue(func() map[string]*boundNode {
-	d := requestSchemas()
-	b := &boundsBuilder{doc: d, byRef: map[string]*boundNode{}}
-	out := make(map[string]*boundNode, len(d.bodies))
-	for id, schema := range d.bodies {
-		if n := b.build(schema, 0); n != nil {
-			out[id] = n
-		} else {
-			out[id] = newBoundNode()
-		}
-	}
-	return out
-})
-
-// boundsBuilder turns schemas into boundNodes; byRef keeps the node of each $ref already built,
-// so shared schemas are built once.
+// boundsBuilder turns schemas into boundNodes, for the operations' records (readOperations);
+// byRef keeps the node of each $ref already built, so shared schemas are built once.
 type boundsBuilder struct {
-	doc   *schemaDocument
+	table *operationTable
 	byRef map[string]*boundNode
 }
 
@@ -92,7 +75,7 @@ func (b *boundsBuilder) build(schema any, depth int) *boundNode {
 			return n
 		}
 	}
-	s := b.doc.resolve(schema)
+	s := b.table.resolve(schema)
 	if s == nil {
 		return nil
 	}
@@ -262,11 +245,11 @@ func maxBound(a, b int) int {
 	return max(a, b)
 }
 
-// scanBody returns body read through a scanner of operation's bounds; reading it fails with a
+// scanBody returns body read through a scanner of op's bounds; reading it fails with a
 // *bodyRuleError at the first rule broken. What it reads leaves out the members that are not set
 // (unset.go): a null, or a zero where the schema has a default.
-func scanBody(operation string, body io.ReadCloser) io.ReadCloser {
-	return &scannedBody{body: body, scan: newBodyScanner(bodyBounds()[operation])}
+func scanBody(op *operation, body io.ReadCloser) io.ReadCloser {
+	return &scannedBody{body: body, scan: newBodyScanner(op.bounds)}
 }
 
 // scannedBody is a request body that is checked as it is read.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -11,7 +12,7 @@ import (
 // scanAll reads body through the scanner of operation in chunks of size bytes and returns the
 // refusal's message ("" when none) and how many bytes were read.
 func scanAll(operation, body string, size int) (string, int) {
-	r := scanBody(operation, io.NopCloser(&chunkedReader{s: body, size: size}))
+	r := scanBody(recordOf(operation), io.NopCloser(&chunkedReader{s: body, size: size}))
 	buf := make([]byte, size)
 	read := 0
 	for {
@@ -121,8 +122,12 @@ func TestBodyScannerStopsEarly(t *testing.T) {
 // TestEveryArrayOfEveryRequestBodyIsBounded: the document gives every array a request body can
 // hold a maxItems (or the scanner could not stop a body of a million items before decoding it).
 func TestEveryArrayOfEveryRequestBodyIsBounded(t *testing.T) {
-	d := requestSchemas()
-	for id, schema := range d.bodies {
+	d := schemas()
+	for id, op := range d.byID {
+		schema := op.body
+		if schema == nil {
+			continue
+		}
 		var walk func(s any, path string, depth int, refs []string)
 		walk = func(raw any, path string, depth int, refs []string) {
 			m, _ := raw.(map[string]any)
@@ -206,9 +211,10 @@ func BenchmarkBodyScanner(b *testing.B) {
 	}
 }
 
-// TestOnlyNumberSegmentsAreRouted: the GET path routes for the integer check only when a segment
-// is a number with a plus sign or leading zeros, not for ids that begin with 0.
-func TestOnlyNumberSegmentsAreRouted(t *testing.T) {
+// TestSignedOrPaddedIntegersAreRefused: an integer path parameter with a plus sign or leading
+// zeros is refused, naming the parameter; ids that begin with 0 are not integers.
+func TestSignedOrPaddedIntegersAreRefused(t *testing.T) {
+	routes := schemas().routes
 	for path, want := range map[string]bool{
 		"/mgmt/openapi/5/data-exploration/views/v1/views/+1":                                      true,
 		"/mgmt/openapi/5/data-exploration/views/v1/views/%2B12":                                   true,
@@ -219,8 +225,25 @@ func TestOnlyNumberSegmentsAreRouted(t *testing.T) {
 		"/mgmt/openapi/5/recording-rules/recording-rules/v1/01a210a6-62e4-7c83-8992-c2561667d3d3": false,
 		"/mgmt/openapi/5/data-exploration/views/v1/views/+x":                                      false,
 	} {
-		if got := mayHoldSignedOrPaddedNumber(path); got != want {
-			t.Errorf("%s: %v, want %v", path, got, want)
+		r := httptest.NewRequest("GET", path, nil)
+		m, _, _, done := routes.route(httptest.NewRecorder(), r)
+		if done || m.op == nil {
+			t.Fatalf("%s: no operation", path)
+		}
+		msg := checkIntegerArgs(m.op, m.args.values[:m.args.n])
+		if got := msg != ""; got != want {
+			t.Errorf("%s: refusal %q, want one: %v", path, msg, want)
+		}
+		if want && !strings.Contains(msg, "must be an integer written without a plus sign or leading zeros") {
+			t.Errorf("%s: %q", path, msg)
 		}
 	}
+}
+
+// recordOf is the record of the operation id, or an empty one (no bounds) for an unknown id.
+func recordOf(id string) *operation {
+	if op := schemas().byID[id]; op != nil {
+		return op
+	}
+	return &operation{id: id}
 }

@@ -9,83 +9,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/go-faster/yaml"
-
-	spec "github.com/mgmtapi/mgmtapi/api"
 )
 
 // The generated decoder reports a value of the wrong JSON type as a byte offset and the byte it
 // did not expect. These helpers find the value against the operation's request body schema in
-// api/openapi.yaml instead, so that the answer says where the value is and what it must be:
-// "groups[0].interval: must be an integer".
-
-// schemaDocument is api/openapi.yaml as generic values, with the request body schema of each
-// operation by operationId.
-type schemaDocument struct {
-	root   map[string]any
-	bodies map[string]map[string]any
-	// params holds the schema of each parameter of each operation, by operationId and name.
-	params map[string]map[string]map[string]any
-}
-
-// requestSchemas reads the document once; a document that does not parse leaves it empty (the
-// server's start, which reads the same document for the permissions, fails first).
-var requestSchemas = sync.OnceValue(func() *schemaDocument {
-	d := &schemaDocument{bodies: map[string]map[string]any{}, params: map[string]map[string]map[string]any{}}
-	if err := yaml.Unmarshal(spec.OpenAPIYAML, &d.root); err != nil {
-		return d
-	}
-	paths, _ := d.root["paths"].(map[string]any)
-	for _, rawItem := range paths {
-		item, _ := rawItem.(map[string]any)
-		for _, rawOp := range item {
-			op, _ := rawOp.(map[string]any)
-			id, _ := op["operationId"].(string)
-			body := d.resolve(op["requestBody"])
-			content, _ := body["content"].(map[string]any)
-			media, _ := content["application/json"].(map[string]any)
-			if id != "" && media != nil {
-				d.bodies[id], _ = media["schema"].(map[string]any)
-			}
-			list, _ := op["parameters"].([]any)
-			shared, _ := item["parameters"].([]any)
-			for _, raw := range append(slices.Clone(shared), list...) {
-				p := d.resolve(raw)
-				name, _ := p["name"].(string)
-				if id == "" || name == "" {
-					continue
-				}
-				if d.params[id] == nil {
-					d.params[id] = map[string]map[string]any{}
-				}
-				d.params[id][name] = d.resolve(p["schema"])
-			}
-		}
-	}
-	return d
-})
-
-// resolve follows $ref into the document; it returns nil for a reference that leads nowhere.
-func (d *schemaDocument) resolve(node any) map[string]any {
-	m, _ := node.(map[string]any)
-	for range 32 {
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m
-		}
-		var cur any = d.root
-		for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			next, _ := cur.(map[string]any)
-			cur = next[part]
-		}
-		m, _ = cur.(map[string]any)
-	}
-	return m
-}
+// api/openapi.yaml instead (its record's, operations.go), so that the answer says where the value
+// is and what it must be: "groups[0].interval: must be an integer".
 
 // jsonValue is a parsed JSON value that keeps the order of object members, so that the first
 // wrong value found is the first in the body, where the generated decoder stopped.
@@ -187,8 +117,8 @@ func skipNested(dec *json.Decoder, open json.Delim) (*jsonValue, error) {
 // ("an integer", "a string, one of A, B"); ok is false when every value has an allowed type or
 // the operation or body is unknown.
 func firstWrongType(operation string, body []byte) (path, want string, ok bool) {
-	d := requestSchemas()
-	schema, known := d.bodies[operation]
+	d := schemas()
+	schema, known := d.bodySchema(operation)
 	if !known {
 		return "", "", false
 	}
@@ -204,7 +134,7 @@ func firstWrongType(operation string, body []byte) (path, want string, ok bool) 
 }
 
 // check walks v against schema and reports the first value of the wrong JSON type.
-func (d *schemaDocument) check(schema any, v *jsonValue, path string, depth int) (string, string, bool) {
+func (d *operationTable) check(schema any, v *jsonValue, path string, depth int) (string, string, bool) {
 	s := d.resolve(schema)
 	if s == nil || depth > 64 {
 		return "", "", false
@@ -290,8 +220,9 @@ func (d *schemaDocument) check(schema any, v *jsonValue, path string, depth int)
 // enumAt returns the values of the enumeration at path ("records[0].kind") in the request body
 // schema of operation, or none when there is no enumeration there.
 func enumAt(operation, path string) []string {
-	d := requestSchemas()
-	schema := d.resolve(d.bodies[operation])
+	d := schemas()
+	body, _ := d.bodySchema(operation)
+	schema := d.resolve(body)
 	for _, seg := range splitPath(path) {
 		if schema == nil {
 			return nil
@@ -309,8 +240,8 @@ func enumAt(operation, path string) []string {
 // parameterEnum returns the values of the enumeration of the parameter name of operation (of
 // its items, for an array), or none.
 func parameterEnum(operation, name string) []string {
-	d := requestSchemas()
-	schema := d.params[operation][name]
+	d := schemas()
+	schema := d.paramSchema(operation, name)
 	if items := d.resolve(schema["items"]); items != nil {
 		schema = items
 	}
@@ -340,7 +271,7 @@ func splitPath(path string) []string {
 }
 
 // child is the schema of the property name ("[]": of the items) of schema, looking through allOf.
-func (d *schemaDocument) child(schema map[string]any, name string) map[string]any {
+func (d *operationTable) child(schema map[string]any, name string) map[string]any {
 	if name == "[]" {
 		return d.resolve(schema["items"])
 	}

@@ -3,18 +3,20 @@ package api
 import (
 	"strings"
 	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apidocument"
 )
 
 // The schema walk names the first value, in the order written, whose JSON type the schema does
 // not allow, with its full path and the words for the type wanted.
 func TestFirstWrongTypeAgainstASchema(t *testing.T) {
-	d := &schemaDocument{root: map[string]any{"components": map[string]any{"schemas": map[string]any{
+	d := &operationTable{doc: &apidocument.Document{Root: map[string]any{"components": map[string]any{"schemas": map[string]any{
 		"Rule": map[string]any{"type": "object", "properties": map[string]any{
 			"expr":  map[string]any{"type": "string"},
 			"count": map[string]any{"type": "integer"},
 		}},
 		"Kind": map[string]any{"type": "string", "enum": []any{"A", "B"}},
-	}}}}
+	}}}}}
 	schema := map[string]any{"type": "object", "properties": map[string]any{
 		"rules":  map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/Rule"}},
 		"kind":   map[string]any{"$ref": "#/components/schemas/Kind"},
@@ -125,7 +127,7 @@ func TestDeepNestingIsNotMalformed(t *testing.T) {
 	if err != nil || v.kind != "object" || v.members[0].value.kind != "array" {
 		t.Fatalf("parse: %v %+v", err, v)
 	}
-	d := &schemaDocument{}
+	d := &operationTable{doc: &apidocument.Document{}}
 	schema := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
 	if path, want, found := d.check(schema, v, "", 0); !found || path != "a" || want != "a string" {
 		t.Fatalf("got %q %q %v", path, want, found)

@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/server"
+	"github.com/mgmtapi/mgmtapi/internal/service"
 )
 
 // BenchmarkGetByID serves GET one recording-rule set by id through the whole stack in process
@@ -119,29 +120,27 @@ func wholeStack(b *testing.B, database *db.DB, accessLog server.AccessLog) http.
 	return wholeStackWith(b, api.Options{DB: database, Authn: auth.NewAuthenticator(database, nil), OperatorKey: apitest.OperatorKey}, accessLog)
 }
 
-// wholeStackWith is wholeStack over an API built with opts.
+// wholeStackWith is wholeStack over an API built with opts, by the constructor the server
+// process uses (service.New).
 func wholeStackWith(b *testing.B, opts api.Options, accessLog server.AccessLog) http.Handler {
 	b.Helper()
-	database := opts.DB
-	a, err := api.New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
 	yamlDoc, jsonDoc, err := spec.Documents("http://bench", "bench")
 	if err != nil {
 		b.Fatal(err)
 	}
-	return server.New(server.Options{
-		API:          a,
-		WriteError:   api.WriteError,
-		Ready:        database.Ping,
-		DBStats:      database.Stats,
-		OpenAPIJSON:  jsonDoc,
-		OpenAPIYAML:  yamlDoc,
-		MaxBodyBytes: 16 << 20,
-		Logger:       slog.New(server.LogHandler(slog.NewTextHandler(io.Discard, nil))),
-		AccessLog:    accessLog,
-	})
+	svc, err := service.New(service.Config{DB: opts.DB, Authn: opts.Authn, OperatorKey: opts.OperatorKey,
+		PolicyLimit: opts.PolicyLimit, Delivery: opts.Delivery,
+		Root: server.Options{
+			OpenAPIJSON:  jsonDoc,
+			OpenAPIYAML:  yamlDoc,
+			MaxBodyBytes: 16 << 20,
+			Logger:       slog.New(server.LogHandler(slog.NewTextHandler(io.Discard, nil))),
+			AccessLog:    accessLog,
+		}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return svc.Handler
 }
 
 // bareHandler answers every request with stored decoded into a map and encoded again, the least

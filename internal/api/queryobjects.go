@@ -10,38 +10,8 @@ import (
 // (internal/queryobject), in every form the contract accepts: bracket, dot, indexed, unindexed
 // for one element, JSON. The generated decoder knows only the bracket form of the flat ones, and
 // would refuse or misread the others; it is therefore handed the query without them, so that each
-// query object has one reader and one wording of its errors.
-
-// deepObjectParameters reads, from the OpenAPI document, the names of the deepObject query
-// parameters of each operation, keyed by operationId.
-func deepObjectParameters(doc *openapiDocument) (map[string][]string, error) {
-	out := map[string][]string{}
-	for _, o := range doc.operations {
-		var op struct {
-			OperationID string           `yaml:"operationId"`
-			Parameters  []queryParameter `yaml:"parameters"`
-		}
-		if err := o.decode(&op); err != nil {
-			return nil, err
-		}
-		for _, p := range op.Parameters {
-			if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
-				p = doc.parameters[ref]
-			}
-			if p.In == "query" && p.Style == "deepObject" {
-				out[op.OperationID] = append(out[op.OperationID], p.Name)
-			}
-		}
-	}
-	return out, nil
-}
-
-type queryParameter struct {
-	Ref   string `yaml:"$ref"`
-	Name  string `yaml:"name"`
-	In    string `yaml:"in"`
-	Style string `yaml:"style"`
-}
+// query object has one reader and one wording of its errors. An operation's record holds the
+// names of its deepObject parameters (operation.queryObjects).
 
 // withoutQueryObjects returns rawQuery without the keys of the named query objects (the name
 // itself, name[…] and name.…), or rawQuery itself when it holds none of them.

@@ -10,13 +10,13 @@ import (
 
 // Every query object of the contract is a deepObject parameter of its operation in the document.
 func TestQueryObjectsAreDeclaredAsDeepObjects(t *testing.T) {
-	doc, err := readDocument()
+	table, err := operations()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := deepObjectParameters(doc)
-	if err != nil {
-		t.Fatal(err)
+	got := map[string][]string{}
+	for id, op := range table.byID {
+		got[id] = op.queryObjects
 	}
 	want := map[string][]string{
 		"ListIncidentAggregations":      {"filter", "group_bys", "pagination"},

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"net/http"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -17,11 +16,11 @@ import (
 // first step of every operation (each one has a security requirement), it also names the
 // request's operation for the metrics and the log line.
 type security struct {
-	authn       *auth.Authenticator
-	permissions map[string]string // operationId → permission
+	authn *auth.Authenticator
+	// operations hold each operation's permission, and whether it takes the operator key beside
+	// team keys.
+	operations  *operationTable
 	operatorKey string
-	// operatorAlso are the operations that take the operator key beside team keys.
-	operatorAlso map[string]bool
 	// ipAccess refuses a team's keys from addresses outside its enabled ranges.
 	ipAccess *ipaccess.Guard
 }
@@ -38,7 +37,8 @@ type security struct {
 // (auth.WithOperator) instead of carrying a principal.
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
-	if s.operatorAlso[operation] && s.operatorKey != "" && auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
+	op := s.record(ctx, operation)
+	if op != nil && op.operatorToo && s.operatorKey != "" && auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
 		server.SetKeyID(ctx, operatorKeyID)
 		auditOperator(ctx)
 		if msg := pathRefusal(ctx); msg != "" {
@@ -56,7 +56,10 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 		}
 		return nil, err
 	}
-	need := s.permissions[operation]
+	need := ""
+	if op != nil {
+		need = op.permission
+	}
 	if p.SendData && need != auth.IngestPermission {
 		server.SetAuthFailure(ctx, server.AuthSendDataKey)
 		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
@@ -113,17 +116,21 @@ func keyFailure(header string, err error) server.AuthFailure {
 	return server.AuthInvalidKey
 }
 
-// pathRefusalKey holds, in a request's context, why its path is refused (see withPathRefusal).
-type pathRefusalKey struct{}
-
-// withPathRefusal marks r as refused with msg (a 400), which the security handler answers once
-// the caller is authenticated and authorized, so that a caller without the right learns nothing.
-func withPathRefusal(r *http.Request, msg string) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), pathRefusalKey{}, msg))
+// record is the record of the request's operation: the one the edge put on its context, or,
+// for a request that did not come through API.ServeHTTP, the table's.
+func (s *security) record(ctx context.Context, operation string) *operation {
+	if op := operationOf(ctx); op != nil && op.id == operation {
+		return op
+	}
+	return s.operations.byID[operation]
 }
 
-// pathRefusal is the refusal withPathRefusal put in ctx, or "".
+// pathRefusal is why the edge refuses the request's path (a 400, checkIntegerArgs), which the
+// security handler answers once the caller is authenticated and authorized, so that a caller
+// without the right learns nothing; "" when it does not.
 func pathRefusal(ctx context.Context) string {
-	msg, _ := ctx.Value(pathRefusalKey{}).(string)
-	return msg
+	if e := edgeOf(ctx); e != nil {
+		return e.refusal
+	}
+	return ""
 }

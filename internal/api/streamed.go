@@ -2,10 +2,8 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"strings"
 
 	"github.com/ogen-go/ogen/ogenerrors"
 
@@ -18,7 +16,8 @@ import (
 // (package streaming) instead of through the generated encoder, which needs the whole answer in
 // memory: the lists the public documents do not page. Each is a GET without parameters, so the
 // generated server would do nothing for it but the security check and the encoding, and both are
-// done here the same way (TestStreamedListsTakeNoParameters holds the first point).
+// done here the same way (TestStreamedListsTakeNoParameters holds the first point). Their records
+// are marked streamedHere (operations.go), which also checks that each is such a GET.
 func streamedLists(h handler) map[string]streaming.List {
 	return map[string]streaming.List{
 		oas.ListRecordingRuleSetsOperation: h.StreamRecordingRuleSets,
@@ -79,8 +78,6 @@ type streamSlot struct {
 	answered  bool
 }
 
-type streamSlotKey struct{}
-
 func (s *streamSlot) WriteHeader(code int) {
 	if !s.answered {
 		s.ResponseWriter.WriteHeader(code)
@@ -94,11 +91,20 @@ func (s *streamSlot) Write(p []byte) (int, error) {
 	return s.ResponseWriter.Write(p)
 }
 
-// withStreamSlot prepares a request for a routed streamed list: the generated server is to write
-// to the returned writer and read the returned request.
+// withStreamSlot prepares a request for a routed streamed list outside API.ServeHTTP (which puts
+// the slot in the request's edge itself): the generated server is to write to the returned
+// writer and read the returned request.
 func withStreamSlot(w http.ResponseWriter, r *http.Request, operation string) (http.ResponseWriter, *http.Request) {
-	slot := &streamSlot{ResponseWriter: w, operation: operation}
-	return slot, r.WithContext(context.WithValue(r.Context(), streamSlotKey{}, slot))
+	edge := &requestEdge{slot: streamSlot{ResponseWriter: w, operation: operation}, slotted: true}
+	return &edge.slot, r.WithContext(context.WithValue(r.Context(), requestEdgeKey{}, edge))
+}
+
+// streamSlotOf is the request's stream slot, nil when it has none.
+func streamSlotOf(ctx context.Context) *streamSlot {
+	if e := edgeOf(ctx); e != nil && e.slotted {
+		return &e.slot
+	}
+	return nil
 }
 
 // errAnsweredByStream tells the generated server that the method has answered already: it is an
@@ -113,8 +119,8 @@ var errAnsweredByStream = &oas.ErrorStatusCode{StatusCode: http.StatusOK}
 func streamThroughRouter[P, L any](ctx context.Context, buffered func(context.Context, P) (L, error), params P,
 	stream func(context.Context, P, *streaming.Answer) error) (L, error) {
 	var none L
-	slot, ok := ctx.Value(streamSlotKey{}).(*streamSlot)
-	if !ok {
+	slot := streamSlotOf(ctx)
+	if slot == nil {
 		return buffered(ctx, params)
 	}
 	err := streaming.Serve(ctx, slot.ResponseWriter, func(ctx context.Context, a *streaming.Answer) error {
@@ -128,45 +134,6 @@ func streamThroughRouter[P, L any](ctx context.Context, buffered func(context.Co
 	}
 	slot.answered = true
 	return none, errAnsweredByStream
-}
-
-// streamedList is a streamed list and the operation it answers; list is nil for the routed ones.
-type streamedList struct {
-	operation string
-	list      streaming.List
-}
-
-// streamedRoutes keys the streamed lists by "GET <path>", read from the OpenAPI document, so
-// that a request for one is recognised without routing it: those of streamedLists, served by
-// serveStreamed, and those of routedStreamedLists, with a nil list, which the generated server
-// serves through a stream slot. It fails when a streamed operation is not a GET without path
-// parameters in the document.
-func streamedRoutes(h handler, doc *openapiDocument) (map[string]streamedList, error) {
-	lists := streamedLists(h)
-	for _, op := range routedStreamedLists {
-		lists[op] = nil
-	}
-	routes := map[string]streamedList{}
-	for _, o := range doc.operations {
-		var op struct {
-			OperationID string `yaml:"operationId"`
-		}
-		if err := o.decode(&op); err != nil {
-			return nil, err
-		}
-		list, ok := lists[op.OperationID]
-		if !ok {
-			continue
-		}
-		if o.method != "get" || strings.Contains(o.path, "{") {
-			return nil, fmt.Errorf("openapi document: streamed list %s must be a GET without path parameters", op.OperationID)
-		}
-		routes["GET "+o.path] = streamedList{operation: op.OperationID, list: list}
-	}
-	if len(routes) != len(lists) {
-		return nil, fmt.Errorf("openapi document: %d streamed lists, %d found", len(lists), len(routes))
-	}
-	return routes, nil
 }
 
 // serveStreamed serves a streamed list: the same security check as every operation, with the

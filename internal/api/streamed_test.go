@@ -59,41 +59,45 @@ func TestStreamedListsTakeNoParameters(t *testing.T) {
 	}
 }
 
-// Each streamed list is recognised by its method and path, without routing.
+// Each streamed list is recognised by its method and path in the one route walk, its record
+// saying how it is answered.
 func TestStreamedListsAreFoundByTheirPath(t *testing.T) {
-	doc, err := readDocument()
-	if err != nil {
-		t.Fatal(err)
-	}
-	routes, err := streamedRoutes(handler{}, doc)
+	table, err := operations()
 	if err != nil {
 		t.Fatal(err)
 	}
 	routed := map[string]string{
-		"GET /mgmt/openapi/5/dataplans/policies/v1":                                      "ListPolicies",
-		"GET /mgmt/openapi/4/slo/slos/v1":                                                "ListSlos",
-		"GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles":                             "ListCustomRoles",
-		"GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList": "ListPresetSummaries",
+		"/mgmt/openapi/5/dataplans/policies/v1":                                      "ListPolicies",
+		"/mgmt/openapi/4/slo/slos/v1":                                                "ListSlos",
+		"/mgmt/openapi/5/aaa/team-roles/v1/custom-roles":                             "ListCustomRoles",
+		"/mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList": "ListPresetSummaries",
+		"/mgmt/openapi/5/recording-rules/recording-rules/v1/some-id":                 "GetRecordingRuleSet",
 	}
 	want := map[string]string{
-		"GET /mgmt/openapi/5/recording-rules/recording-rules/v1":    "ListRecordingRuleSets",
-		"GET /mgmt/openapi/5/parsing-rules/rule-groups/v1":          "ListParsingRuleGroups",
-		"GET /mgmt/openapi/5/events2metrics/events2metrics/v2":      "ListE2M",
-		"GET /mgmt/openapi/5/data-exploration/views/v1/views":       "ListViews",
-		"GET /mgmt/openapi/5/data-exploration/views/v1/folders":     "ListViewFolders",
-		"GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list": "ListDashboardCatalog",
+		"/mgmt/openapi/5/recording-rules/recording-rules/v1":    "ListRecordingRuleSets",
+		"/mgmt/openapi/5/parsing-rules/rule-groups/v1":          "ListParsingRuleGroups",
+		"/mgmt/openapi/5/events2metrics/events2metrics/v2":      "ListE2M",
+		"/mgmt/openapi/5/data-exploration/views/v1/views":       "ListViews",
+		"/mgmt/openapi/5/data-exploration/views/v1/folders":     "ListViewFolders",
+		"/mgmt/openapi/5/dashboards/dashboards/v1/catalog/list": "ListDashboardCatalog",
 	}
-	if len(routes) != len(want)+len(routed) {
-		t.Errorf("%d streamed routes, want %d: %v", len(routes), len(want)+len(routed), routes)
-	}
-	for route, operation := range routed {
-		if got, ok := routes[route]; !ok || got.operation != operation || got.list != nil {
-			t.Errorf("%s: got %+v, want %s served by the router", route, got, operation)
+	streamed := 0
+	for _, op := range table.byID {
+		if op.stream != notStreamed {
+			streamed++
 		}
 	}
-	for route, operation := range want {
-		if got, ok := routes[route]; !ok || got.operation != operation || got.list == nil {
-			t.Errorf("%s: got %+v, want %s", route, got, operation)
+	if streamed != len(want)+len(routed) {
+		t.Errorf("%d streamed operations, want %d", streamed, len(want)+len(routed))
+	}
+	for path, operation := range routed {
+		if op := table.routes.match("GET", path).op; op == nil || op.id != operation || op.stream != streamedThroughRouter {
+			t.Errorf("%s: got %+v, want %s served by the router through a stream slot", path, op, operation)
+		}
+	}
+	for path, operation := range want {
+		if op := table.routes.match("GET", path).op; op == nil || op.id != operation || op.stream != streamedHere {
+			t.Errorf("%s: got %+v, want %s served here", path, op, operation)
 		}
 	}
 }

@@ -94,50 +94,13 @@ func checkCharset(contentType string) (msg string, status int) {
 	return fmt.Sprintf("Content-Type: the charset must be utf-8, not %q", charset), http.StatusUnsupportedMediaType
 }
 
-// mayHoldSignedOrPaddedNumber reports whether a segment of path is a number written with a plus
-// sign (written or %2B) or with leading zeros: the only paths checkIntegerArgs needs to route
-// (ids such as UUIDs that begin with 0 are not numbers, and are not routed here).
-func mayHoldSignedOrPaddedNumber(path string) bool {
-	for rest := path; rest != ""; {
-		var segment string
-		segment, rest, _ = strings.Cut(rest, "/")
-		digits := segment
-		switch {
-		case strings.HasPrefix(segment, "+"):
-			digits = segment[1:]
-		case len(segment) > 3 && segment[0] == '%' && segment[1] == '2' && (segment[2] == 'B' || segment[2] == 'b'):
-			digits = segment[3:]
-		case len(segment) > 1 && segment[0] == '0':
-		default:
-			continue
-		}
-		if digits != "" && strings.Trim(digits, "0123456789") == "" {
-			return true
-		}
-	}
-	return false
-}
-
 // checkIntegerArgs refuses an integer path parameter written with a sign or leading zeros
 // ("/views/+1", "/views/01"): the generated decoder would read it as 1, so one resource would
-// have many paths. It names the parameter. The refusal is answered after authentication
-// (withPathRefusal).
-func checkIntegerArgs(operation, pattern string, args []string) string {
-	params := requestSchemas().params[operation]
-	rest := pattern
-	for _, arg := range args {
-		open := strings.IndexByte(rest, '{')
-		end := strings.IndexByte(rest, '}')
-		if open < 0 || end < open {
-			return ""
-		}
-		name := rest[open+1 : end]
-		rest = rest[end+1:]
-		if typ, _ := params[name]["type"].(string); typ != "integer" {
-			continue
-		}
-		value, err := url.PathUnescape(arg)
-		if err != nil {
+// have many paths. It names the parameter; args are op's path parameters, unescaped, in its
+// template's order. The refusal is answered after authentication (pathRefusal).
+func checkIntegerArgs(op *operation, args []string) string {
+	for i, value := range args {
+		if i >= len(op.integerArgs) || op.integerArgs[i] == "" {
 			continue
 		}
 		digits := strings.TrimPrefix(value, "+")
@@ -145,7 +108,7 @@ func checkIntegerArgs(operation, pattern string, args []string) string {
 			continue // not an integer at all: the operation's decoder says so
 		}
 		if len(digits) < len(value) || (len(digits) > 1 && digits[0] == '0') {
-			return fmt.Sprintf("%s: must be an integer written without a plus sign or leading zeros (got %q)", name, value)
+			return fmt.Sprintf("%s: must be an integer written without a plus sign or leading zeros (got %q)", op.integerArgs[i], value)
 		}
 	}
 	return ""

@@ -71,8 +71,8 @@ func (u *unknownFieldWatch) Read(p []byte) (int, error) {
 // properties at all) hold none; a member is known when any alternative of a oneOf, anyOf or allOf
 // declares it. A body that is not JSON, or an operation without a body schema, has none.
 func unknownFields(operation string, body []byte) []string {
-	d := requestSchemas()
-	schema, ok := d.bodies[operation]
+	d := schemas()
+	schema, ok := d.bodySchema(operation)
 	if !ok {
 		return nil
 	}
@@ -86,7 +86,7 @@ func unknownFields(operation string, body []byte) []string {
 }
 
 // unknownIn adds to out the paths of the members of v that schema does not declare.
-func (d *schemaDocument) unknownIn(schema any, v *jsonValue, path string, depth int, out *[]string) {
+func (d *operationTable) unknownIn(schema any, v *jsonValue, path string, depth int, out *[]string) {
 	s := d.resolve(schema)
 	if s == nil || v == nil || depth > 64 || len(*out) >= maxUnknownFieldsLogged {
 		return
@@ -122,7 +122,7 @@ func (d *schemaDocument) unknownIn(schema any, v *jsonValue, path string, depth 
 // declared collects the properties schema declares, through allOf, oneOf and anyOf, into props,
 // and returns the schema of its other members: additionalProperties' schema, an empty schema for
 // additionalProperties true, nil when there are none.
-func (d *schemaDocument) declared(schema map[string]any, props map[string]any, depth int) (map[string]any, any) {
+func (d *operationTable) declared(schema map[string]any, props map[string]any, depth int) (map[string]any, any) {
 	var open any
 	if schema == nil || depth > 16 {
 		return props, nil

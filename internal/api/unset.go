@@ -146,7 +146,7 @@ func (b *boundsBuilder) requiredArrays(s map[string]any) map[string]bool {
 	var out map[string]bool
 	for _, r := range required {
 		name, _ := r.(string)
-		if p := b.doc.resolve(props[name]); p != nil && expectedType(p) == "array" {
+		if p := b.table.resolve(props[name]); p != nil && expectedType(p) == "array" {
 			if out == nil {
 				out = map[string]bool{}
 			}

@@ -6,6 +6,10 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/ogen-go/ogen/uri"
+
+	"github.com/mgmtapi/mgmtapi/internal/apidocument"
 )
 
 // operationPrefix begins the path of every operation that has a version segment.
@@ -17,13 +21,16 @@ const operationPrefix = "/mgmt/openapi/"
 // taken from (3, 4 or 5).
 var versionSegments = []string{"latest", "5", "4", "3"}
 
-// versionPaths is the routing table that maps what a client sends to the path of api/openapi.yaml
-// that the generated router serves. It is built once, at start, from the document: every
-// operation under /mgmt/openapi/<n> is reached under each of versionSegments, at its own path
-// and at each of its x-other-paths (the names the operation has in other versions of the public
-// documents). Looking a path up walks its segments once; no area knows about segments.
-type versionPaths struct {
-	root *pathNode
+// routeTable is the one routing table of the edge: it leads what a client sends to the record of
+// the operation (operations.go) and, for an operation under a version segment, to the path of
+// api/openapi.yaml that the generated router serves. It is built once, at start, from the
+// document: every operation under /mgmt/openapi/<n> is reached under each of versionSegments,
+// at its own path and at each of its x-other-paths (the names the operation has in other
+// versions of the public documents); every other operation at its path. Looking a path up walks
+// its segments once; no area knows about segments.
+type routeTable struct {
+	// versioned holds the templates after their version segment; plain, the others whole.
+	versioned, plain *pathNode
 }
 
 // pathNode is one segment of a path template in the table.
@@ -46,13 +53,15 @@ type pathTarget struct {
 	newest    documentPath
 }
 
-// documentPath is a path template of the document: its version segment and the parts after it.
+// documentPath is a path template of the document: its version segment and the parts after it,
+// and its operation.
 type documentPath struct {
 	segment string
 	rest    []pathPart
 	// sameShape says that rest has the literals and parameters of the template the target was
 	// found under, in the same places: only the segment needs changing.
 	sameShape bool
+	op        *operation
 }
 
 // pathPart is a literal segment, or (param) a parameter that takes the request's segment at
@@ -63,36 +72,37 @@ type pathPart struct {
 	arg     int
 }
 
-// newVersionPaths builds the table from the document. It fails when a template of
-// x-other-paths is also another operation's path under the same method, or is malformed.
-func newVersionPaths(doc *openapiDocument) (*versionPaths, error) {
-	t := &versionPaths{root: &pathNode{}}
-	type alias struct{ method, path, target string }
+// newRouteTable builds the table from the document's operations and their records (by
+// operationId). It fails when a template of x-other-paths is also another operation's path under
+// the same method, or is malformed, or when a template and method are in the document twice.
+func newRouteTable(list []apidocument.Operation, byID map[string]*operation) (*routeTable, error) {
+	t := &routeTable{versioned: &pathNode{}, plain: &pathNode{}}
+	type alias struct {
+		path, target string
+		op           *operation
+	}
 	var aliases []alias
-	for _, o := range doc.operations {
-		segment, rest, ok := splitVersion(o.path)
-		if !ok {
+	for _, o := range list {
+		op := byID[o.ID]
+		segment, rest, ok := splitVersion(o.Path)
+		if !ok || !slices.Contains(versionSegments, segment) {
+			if err := add(t.plain, o.Method, o.Path, "", o.Path, false, op); err != nil {
+				return nil, fmt.Errorf("openapi document: %w", err)
+			}
 			continue
 		}
-		method := strings.ToUpper(o.method)
-		if err := t.add(method, rest, segment, rest, false); err != nil {
-			return nil, err
+		if err := add(t.versioned, o.Method, rest, segment, rest, false, op); err != nil {
+			return nil, fmt.Errorf("openapi document: %w", err)
 		}
-		var op struct {
-			OtherPaths []string `yaml:"x-other-paths"`
-		}
-		if err := o.decode(&op); err != nil {
-			return nil, err
-		}
-		for _, other := range op.OtherPaths {
-			aliases = append(aliases, alias{method, other, o.path})
+		for _, other := range op.otherPaths {
+			aliases = append(aliases, alias{other, o.Path, op})
 		}
 	}
 	// Other names go in last: they never take a template and method that an operation has.
 	for _, a := range aliases {
 		segment, rest, _ := splitVersion(a.target)
-		if err := t.add(a.method, a.path, segment, rest, true); err != nil {
-			return nil, fmt.Errorf("openapi document: x-other-paths of %s %s: %w", a.method, a.target, err)
+		if err := add(t.versioned, a.op.method, a.path, segment, rest, true, a.op); err != nil {
+			return nil, fmt.Errorf("openapi document: x-other-paths of %s %s: %w", a.op.method, a.target, err)
 		}
 	}
 	return t, nil
@@ -108,13 +118,14 @@ func splitVersion(path string) (segment, rest string, ok bool) {
 	return segment, "/" + rest, ok && segment != ""
 }
 
-// add routes method on template (a path after the segment) to the document's path
-// /mgmt/openapi/segment/targetRest.
-func (t *versionPaths) add(method, template, segment, targetRest string, isAlias bool) error {
+// add routes method on template, under root, to op at the document's path
+// /mgmt/openapi/segment/targetRest (for a versioned template: a path after the segment), or at
+// targetRest itself when segment is "" (a plain template).
+func add(root *pathNode, method, template, segment, targetRest string, isAlias bool, op *operation) error {
 	if !strings.HasPrefix(template, "/") || strings.HasSuffix(template, "/") && template != "/" {
 		return fmt.Errorf("%q is not a path template", template)
 	}
-	n := t.root
+	n := root
 	var params []string
 	for _, seg := range strings.Split(template[1:], "/") {
 		switch {
@@ -143,7 +154,7 @@ func (t *versionPaths) add(method, template, segment, targetRest string, isAlias
 			n = next
 		}
 	}
-	target := documentPath{segment: segment}
+	target := documentPath{segment: segment, op: op}
 	arg := 0
 	for _, seg := range strings.Split(targetRest[1:], "/") {
 		if strings.HasPrefix(seg, "{") {
@@ -177,6 +188,9 @@ func (t *versionPaths) add(method, template, segment, targetRest string, isAlias
 		return fmt.Errorf("%s %s is already an operation's path", method, template)
 	default:
 		if _, dup := pt.bySegment[segment]; dup {
+			if segment == "" {
+				return fmt.Errorf("%s %s is in the document twice", method, template)
+			}
 			return fmt.Errorf("%s /mgmt/openapi/%s%s is in the document twice", method, segment, template)
 		}
 		pt.bySegment[segment] = target
@@ -203,38 +217,61 @@ func newerSegment(a, b string) bool {
 	return slices.Index(versionSegments, a) < slices.Index(versionSegments, b)
 }
 
-// lookup finds where method on the path p goes. It returns the document's path, escaped as p is
-// ("" when p is already it), or allow, the methods the template has, when it has not method;
-// found is false when p is under no version segment or matches no template, so that the router
-// answers it as it stands.
-func (t *versionPaths) lookup(method, p string) (target, allow string, found bool) {
+// routeMatch is what the table found for a request's method and path.
+type routeMatch struct {
+	// op is the operation, nil when none matches (the router answers the request as it stands).
+	op *operation
+	// target is the document's path, escaped as the request's path is, when it differs from it.
+	target string
+	// allow lists the methods of the versioned template matched, when it has not the request's
+	// method (a 405).
+	allow string
+	// args are the values of the path's parameters, in the document template's order, escaped
+	// as the request's path is.
+	args pathArgs
+	// versioned says that the path matched a template under a version segment.
+	versioned bool
+}
+
+// match finds where method on the path p goes.
+func (t *routeTable) match(method, p string) routeMatch {
+	var m routeMatch
 	after, ok := strings.CutPrefix(p, operationPrefix)
-	if !ok {
-		return "", "", false
-	}
 	i := strings.IndexByte(after, '/')
-	if i < 0 || !slices.Contains(versionSegments, after[:i]) {
-		return "", "", false
+	if !ok || i < 0 || !slices.Contains(versionSegments, after[:i]) {
+		if len(p) < 2 || p[0] != '/' {
+			return m
+		}
+		if n := t.plain.walk(p[1:], &m.args); n != nil {
+			if pt := n.methods[method]; pt != nil {
+				m.op = pt.newest.op
+			}
+		}
+		return m
 	}
 	segment, rest := after[:i], after[i+1:]
 	var args pathArgs
-	n := t.root.walk(rest, &args)
+	n := t.versioned.walk(rest, &args)
 	if n == nil {
-		return "", "", false
+		return m
 	}
+	m.versioned = true
 	pt := n.methods[method]
 	if pt == nil {
-		return "", n.allow, true
+		m.allow = n.allow
+		return m
 	}
 	doc, ok := pt.bySegment[segment]
 	if !ok {
 		doc = pt.newest
 	}
-	if doc.segment == segment && doc.sameShape {
-		return "", "", true
-	}
+	m.op = doc.op
 	if doc.sameShape {
-		return operationPrefix + doc.segment + "/" + rest, "", true
+		m.args = args
+		if doc.segment != segment {
+			m.target = operationPrefix + doc.segment + "/" + rest
+		}
+		return m
 	}
 	var b strings.Builder
 	b.Grow(len(p) + 16)
@@ -244,11 +281,22 @@ func (t *versionPaths) lookup(method, p string) (target, allow string, found boo
 		b.WriteByte('/')
 		if part.param {
 			b.WriteString(args.values[part.arg])
+			m.args.values[m.args.n] = args.values[part.arg]
+			m.args.n++
 		} else {
 			b.WriteString(part.literal)
 		}
 	}
-	return b.String(), "", true
+	m.target = b.String()
+	return m
+}
+
+// lookup is match in the words of the version segments: the document's path, escaped as p is
+// ("" when p is already it), or allow, the methods the template has, when it has not method;
+// found is false when p is under no version segment or matches no template.
+func (t *routeTable) lookup(method, p string) (target, allow string, found bool) {
+	m := t.match(method, p)
+	return m.target, m.allow, m.versioned
 }
 
 // pathArgs are the values of a path's parameters, in order; a template has at most
@@ -296,56 +344,45 @@ func (n *pathNode) walk(rest string, args *pathArgs) *pathNode {
 	return nil
 }
 
-// route sends r to the path the document serves it at. It answers 405 itself when the template
-// exists under no segment with r's method, and reports done; otherwise it returns the request to
-// serve, r itself when its path needs no change. The path is matched in its escaped form only
-// when the request's escaping is not the default one (RawPath set), so that an escaped slash
-// stays inside its segment.
-func (t *versionPaths) route(w http.ResponseWriter, r *http.Request) (_ *http.Request, done bool) {
-	if !strings.HasPrefix(r.URL.Path, operationPrefix) {
-		return r, false
+// requestPath is the path of r that the table matches: the escaped one when r's escaping is
+// not the default one (RawPath set, normalized as the generated router normalizes it), so that
+// an escaped slash stays inside its segment.
+func requestPath(r *http.Request) (p string, escaped bool) {
+	if r.URL.RawPath == "" {
+		return r.URL.Path, false
 	}
-	escaped := r.URL.RawPath != ""
-	p := r.URL.Path
-	if escaped {
-		p = r.URL.EscapedPath()
+	if normalized, ok := uri.NormalizeEscapedPath(r.URL.RawPath); ok {
+		return normalized, true
 	}
-	target, allow, found := t.lookup(r.Method, p)
-	switch {
-	case !found || (target == "" && allow == ""):
-		return r, false
-	case allow != "":
-		w.Header().Set("Allow", allow)
-		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allow)
-		return r, true
-	}
-	u := *r.URL
-	u.Path, u.RawPath = target, ""
-	if escaped {
-		unescaped, err := url.PathUnescape(target)
-		if err != nil {
-			return r, false
-		}
-		u.Path, u.RawPath = unescaped, target
-	}
-	routed := *r
-	routed.URL = &u
-	return &routed, false
+	return r.URL.EscapedPath(), true
 }
 
-// documentPathOf is the path of the document that r is served at (r's own path when it is one,
-// or when it matches no template).
-func (t *versionPaths) documentPathOf(r *http.Request) string {
-	if r.URL.RawPath == "" {
-		if target, _, _ := t.lookup(r.Method, r.URL.Path); target != "" {
-			return target
-		}
-		return r.URL.Path
+// route finds r's operation. It answers 405 itself when a versioned template exists with
+// other methods only, and reports done; otherwise it returns the match, with the document's path
+// to serve r at (unescaped, and escaped when r's path is) when it differs from r's, and the path
+// parameters unescaped.
+func (t *routeTable) route(w http.ResponseWriter, r *http.Request) (m routeMatch, path, rawPath string, done bool) {
+	p, escaped := requestPath(r)
+	m = t.match(r.Method, p)
+	if m.allow != "" {
+		w.Header().Set("Allow", m.allow)
+		writeError(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+m.allow)
+		return m, "", "", true
 	}
-	if target, _, _ := t.lookup(r.Method, r.URL.EscapedPath()); target != "" {
-		if unescaped, err := url.PathUnescape(target); err == nil {
-			return unescaped
+	if !escaped {
+		return m, m.target, "", false
+	}
+	for i := range m.args.n {
+		if unescaped, err := url.PathUnescape(m.args.values[i]); err == nil {
+			m.args.values[i] = unescaped
 		}
 	}
-	return r.URL.Path
+	if m.target == "" {
+		return m, "", "", false
+	}
+	unescaped, err := url.PathUnescape(m.target)
+	if err != nil {
+		return routeMatch{}, "", "", false
+	}
+	return m, unescaped, m.target, false
 }

@@ -5,6 +5,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 func TestVersionPathsLookup(t *testing.T) {
@@ -70,26 +73,28 @@ func TestVersionPathsRouteKeepsTheRequest(t *testing.T) {
 	paths := mustVersionPaths(t)
 	r := httptest.NewRequest("GET", "/mgmt/openapi/latest/cases/cases/v1/a%2Fb?x=1", nil)
 	w := httptest.NewRecorder()
-	routed, done := paths.route(w, r)
-	if done || routed == r {
-		t.Fatalf("route: done %v, same request %v", done, routed == r)
+	m, path, rawPath, done := paths.route(w, r)
+	if done || m.op == nil || m.op.id != "GetCase" {
+		t.Fatalf("route: done %v, operation %+v", done, m.op)
 	}
-	if routed.URL.Path != "/mgmt/openapi/5/cases/cases/v1/a/b" || routed.URL.RawPath != "/mgmt/openapi/5/cases/cases/v1/a%2Fb" ||
-		routed.URL.RawQuery != "x=1" {
-		t.Errorf("routed URL %+v", routed.URL)
+	if path != "/mgmt/openapi/5/cases/cases/v1/a/b" || rawPath != "/mgmt/openapi/5/cases/cases/v1/a%2Fb" {
+		t.Errorf("routed to %q (%q)", path, rawPath)
+	}
+	if m.args.n != 1 || m.args.values[0] != "a/b" {
+		t.Errorf("args %+v, want the parameter unescaped", m.args)
 	}
 	if r.URL.Path != "/mgmt/openapi/latest/cases/cases/v1/a/b" {
 		t.Errorf("the caller's request changed: %s", r.URL.Path)
 	}
 
 	r = httptest.NewRequest("GET", "/mgmt/openapi/5/cases/cases/v1/x", nil)
-	if routed, done := paths.route(w, r); done || routed != r {
+	if m, path, _, done := paths.route(w, r); done || path != "" || m.op == nil {
 		t.Errorf("a path the router knows is served as it is")
 	}
 
 	r = httptest.NewRequest("OPTIONS", "/mgmt/openapi/latest/aaa/api-keys/v3", nil)
 	w = httptest.NewRecorder()
-	if _, done := paths.route(w, r); !done {
+	if _, _, _, done := paths.route(w, r); !done {
 		t.Fatal("OPTIONS: not answered")
 	}
 	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET,POST" ||
@@ -109,7 +114,7 @@ func TestVersionPathsRefuseBadOtherPaths(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			paths := mustVersionPaths(t)
 			segment, rest, _ := splitVersion(c.target)
-			if err := paths.add(c.method, c.template, segment, rest, true); err == nil {
+			if err := add(paths.versioned, c.method, c.template, segment, rest, true, nil); err == nil {
 				t.Errorf("%s %s → %s accepted", c.method, c.template, c.target)
 			}
 		})
@@ -153,16 +158,77 @@ func BenchmarkRouterFindRoute(b *testing.B) {
 	}
 }
 
-// mustVersionPaths builds the routing table from the embedded document.
-func mustVersionPaths(tb testing.TB) *versionPaths {
+// mustVersionPaths builds a routing table of its own from the embedded document (a test may
+// change it).
+func mustVersionPaths(tb testing.TB) *routeTable {
 	tb.Helper()
-	doc, err := readDocument()
+	table, err := readOperations(spec.OpenAPIYAML)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	paths, err := newVersionPaths(doc)
+	return table.routes
+}
+
+// The route table and the generated router agree: every operation's template, with its
+// parameters filled in, leads the table to the operation's record, and under every version
+// segment to a document path at which the generated router finds the same operation.
+func TestRouteTableAgreesWithTheGeneratedRouter(t *testing.T) {
+	table, err := operations()
 	if err != nil {
-		tb.Fatal(err)
+		t.Fatal(err)
 	}
-	return paths
+	router, err := oas.NewServer(handler{}, &security{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := func(template string) string {
+		parts := strings.Split(template, "/")
+		for i, p := range parts {
+			if strings.HasPrefix(p, "{") {
+				parts[i] = "x1"
+			}
+		}
+		return strings.Join(parts, "/")
+	}
+	for id, op := range table.byID {
+		path := fill(op.path)
+		m := table.routes.match(op.method, path)
+		if m.op == nil {
+			t.Errorf("%s %s: no operation", op.method, path)
+			continue
+		}
+		served := path
+		if m.target != "" {
+			served = m.target
+		}
+		route, ok := router.FindRoute(op.method, served)
+		if !ok || route.OperationID() != m.op.id {
+			t.Errorf("%s %s: the table finds %s at %s, the generated router %q", op.method, path, m.op.id, served, route.OperationID())
+		}
+		if m.op.id != id && m.target == "" {
+			t.Errorf("%s %s: the table finds %s, not %s", op.method, path, m.op.id, id)
+		}
+		_, rest, versioned := splitVersion(op.path)
+		if !versioned {
+			continue
+		}
+		for _, other := range append([]string{rest}, op.otherPaths...) {
+			for _, seg := range versionSegments {
+				p := operationPrefix + seg + fill(other)
+				m := table.routes.match(op.method, p)
+				if m.op == nil {
+					t.Errorf("%s %s: no operation", op.method, p)
+					continue
+				}
+				served := p
+				if m.target != "" {
+					served = m.target
+				}
+				route, ok := router.FindRoute(op.method, served)
+				if !ok || route.OperationID() != m.op.id {
+					t.Errorf("%s %s: the table finds %s at %s, the generated router %q", op.method, p, m.op.id, served, route.OperationID())
+				}
+			}
+		}
+	}
 }

@@ -4,7 +4,8 @@
 // instance a schema allows, and the property paths of a body schema with a way to set one. The
 // black-box tests, the robustness tests and the load command's mutation run generate their
 // requests from it, so that an operation added to the document is covered by all of them
-// without an edit. The server itself does not use it: it reads the document its own way at start.
+// without an edit. The server reads it too, once at start: internal/api builds its one record
+// per operation from Operations, and resolves every $ref of the request schemas through Resolve.
 package apidocument
 
 import (
@@ -13,6 +14,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/go-faster/yaml"
@@ -101,6 +103,13 @@ type Operation struct {
 	// x-example-needs-existing (the example names a resource that must exist first).
 	Example       any
 	NeedsExisting bool
+	// SuccessStatus is its lowest 2xx response (200 when it lists none).
+	SuccessStatus int
+	// OtherPaths are its x-other-paths: the templates the operation has in other versions of
+	// the public documents, after the version segment.
+	OtherPaths []string
+	// Object is the operation as the document holds it, for what no field above says.
+	Object map[string]any
 }
 
 func (o Operation) String() string { return o.ID + " (" + o.Method + " " + o.Path + ")" }
@@ -177,6 +186,16 @@ func (d *Document) Operations() ([]Operation, error) {
 				o.NeedsExisting, _ = media["x-example-needs-existing"].(bool)
 			}
 			o.OperatorToo = op["x-operator-key"] == "accepted"
+			o.SuccessStatus = successStatus(op["responses"])
+			others, _ := op["x-other-paths"].([]any)
+			for _, other := range others {
+				text, ok := other.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s: x-other-paths holds %v, not a path", o.ID, other)
+				}
+				o.OtherPaths = append(o.OtherPaths, text)
+			}
+			o.Object = op
 			if sec, ok := op["security"].([]any); ok {
 				for _, s := range sec {
 					if m, _ := s.(map[string]any); m != nil {
@@ -196,6 +215,21 @@ func (d *Document) Operations() ([]Operation, error) {
 		return methodOrder[strings.ToLower(out[i].Method)] < methodOrder[strings.ToLower(out[j].Method)]
 	})
 	return out, nil
+}
+
+// successStatus is the lowest 2xx status of a responses object, 200 when it has none.
+func successStatus(responses any) int {
+	m, _ := responses.(map[string]any)
+	status := 0
+	for code := range m {
+		if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 && (status == 0 || n < status) {
+			status = n
+		}
+	}
+	if status == 0 {
+		return 200
+	}
+	return status
 }
 
 // Parameters reads a parameters list (references resolved).

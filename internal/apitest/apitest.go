@@ -24,8 +24,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
-	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
-	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
@@ -33,10 +31,10 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/integrations"
-	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
+	"github.com/mgmtapi/mgmtapi/internal/service"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
 
@@ -209,37 +207,32 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 // documents are available, its answers are checked against them (see package conformance).
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
-	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
-		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
-		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
-			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord},
-		ExternalURL: ExternalURL, S3: e.s3()})
-	if err != nil {
-		t.Fatalf("api: %v", err)
-	}
 	yamlDoc, jsonDoc, err := spec.Documents("http://test", "test")
 	if err != nil {
 		t.Fatalf("documents: %v", err)
 	}
-	handler := server.New(server.Options{
-		API:          a,
-		WriteError:   api.WriteError,
-		Ready:        database.Ready,
-		DBStats:      database.Stats,
-		OpenAPIJSON:  jsonDoc,
-		OpenAPIYAML:  yamlDoc,
-		MaxBodyBytes: e.opts.MaxBodyBytes,
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
-
-		TrustedProxies: e.opts.TrustedProxies,
-	})
-	if e.served == nil {
-		e.served = handler
+	svc, err := service.New(service.Config{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
+		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
+		Delivery:    delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second, SMTP: e.opts.SMTP},
+		ExternalURL: ExternalURL, S3: e.s3(),
+		Root: server.Options{
+			OpenAPIJSON:    jsonDoc,
+			OpenAPIYAML:    yamlDoc,
+			MaxBodyBytes:   e.opts.MaxBodyBytes,
+			Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+			TrustedProxies: e.opts.TrustedProxies,
+		}})
+	if err != nil {
+		t.Fatalf("api: %v", err)
 	}
+	if e.served == nil {
+		e.served = svc.Handler
+	}
+	handler := http.Handler(svc.Handler)
 	if e.opts.Unchecked {
 		return handler
 	}
-	return checkedAgainstPublicDocuments(t, handler, a.OperationName)
+	return checkedAgainstPublicDocuments(t, handler, svc.API.OperationName)
 }
 
 // checkedAgainstPublicDocuments wraps handler so that every answer it gives to an operation of
@@ -443,31 +436,24 @@ func Decode[T any](t testing.TB, res Response) T {
 	return out
 }
 
-// NewWorker returns a delivery worker as the server process wires it: over the environment's
-// database unless o names one, routing the recorded events through the teams' routers and alert
-// definitions (Router) and sending outgoing webhooks' records through their types' own delivery
-// (notifiers.DeliverRecord), unless o says otherwise.
+// NewWorker returns a delivery worker as the server process wires it (service.NewWorker): over
+// the environment's database unless o names one, routing the recorded events through the teams'
+// routers and alert definitions (Router) and sending outgoing webhooks' records through their
+// types' own delivery, unless o says otherwise.
 func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 	if o.DB == nil {
 		o.DB = e.DB
 	}
-	if o.Webhooks == nil {
-		o.Webhooks = notifiers.DeliverRecord
-	}
-	if o.Router == nil {
-		o.Router = Router(o.Logger)
-	}
 	if o.Serving == nil && e.served != nil {
 		o.Serving = e.served.Serving
 	}
-	return delivery.NewWorker(o)
+	return service.NewWorker(o, ExternalURL)
 }
 
-// Router is the routing the server process wires into its worker, logging to logger (nil
-// discards), with links on ExternalURL.
+// Router is the routing the server process wires into its worker (service.EventRouter), logging
+// to logger (nil discards), with links on ExternalURL.
 func Router(logger *slog.Logger) routers.Router {
-	return routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert},
-		ExternalURL: ExternalURL}
+	return service.EventRouter(logger, ExternalURL)
 }
 
 // Route routes every event recorded so far into the outbox, as the worker's routing stage does,

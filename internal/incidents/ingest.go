@@ -151,25 +151,12 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 // changed=false when it was already resolved by its source. An incident that a user closed
 // earlier keeps its closedAt.
 func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt, endsAt time.Time, systemName string) (id string, found, changed bool, err error) {
-	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels, name, application_name,
-		subsystem_name, is_muted, contextual_labels, created_at, closed_at, last_state_update_time FROM incidents
-		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
-	if tx.Engine == db.Postgres {
-		query += ` FOR UPDATE`
+	a, found, err := lockSourceAlert(ctx, tx, teamID, fingerprint, startsAt)
+	if !found || err != nil {
+		return "", false, false, err
 	}
-	var resolved sql.NullInt64
-	var old countKey
-	var before rollupEntry
-	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved,
-		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta, &before.key.name, &before.key.application,
-		&before.key.subsystem, &before.key.muted, &before.contextual, &before.created, &before.closed, &before.update)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, false, nil
-	}
-	if err != nil {
-		return "", false, false, fmt.Errorf("find incident: %w", err)
-	}
-	if resolved.Valid {
+	id = a.id
+	if a.resolved {
 		return id, true, false, nil
 	}
 	now := micros(tx.Now)
@@ -181,35 +168,78 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if err != nil {
 		return "", false, false, fmt.Errorf("resolve incident: %w", err)
 	}
-	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
+	closed := a.rollup.closed
+	if !closed.Valid {
+		closed = sql.NullInt64{Int64: micros(endsAt), Valid: true}
+	}
+	if err := a.recordMove(ctx, tx, teamID, string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED),
+		closed, oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED, fingerprint, systemName); err != nil {
 		return "", false, false, err
 	}
-	moved := old
-	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
-	moveCount(ctx, tx, teamID, old, moved)
-	before.key.severity, before.key.state, before.key.status, before.key.assignedTo, before.key.meta =
-		old.severity, old.state, old.status, old.assignedTo, old.meta
-	after := before
-	after.key.state, after.key.status, after.update = moved.state, moved.status, now
-	if !after.closed.Valid {
-		after.closed = sql.NullInt64{Int64: micros(endsAt), Valid: true}
-	}
-	moveClosedTime(ctx, tx, teamID, before, after)
-	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
-		return "", false, false, err
-	}
-	if err := syncLabels(ctx, tx, teamID, id); err != nil {
-		return "", false, false, err
-	}
-	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
-	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED, fingerprint)
-	if err := appendEvent(ctx, tx, teamID, id, ev); err != nil {
-		return "", false, false, err
-	}
+	old := a.rollup.key
 	if old.state != string(oas.IncidentStateINCIDENTSTATERESOLVED) && old.status != string(oas.IncidentStatusINCIDENTSTATUSRESOLVED) {
 		emit(ctx, tx, teamID, id, "resolved")
 	}
 	return id, true, true, nil
+}
+
+// sourceAlert is the incident of a source's alert as ResolveFromSource and ReopenFromSource read
+// it before they change it: its id, whether its source resolved it, and its counting and rollup
+// keys (rollup.key holds the count key too: countKey).
+type sourceAlert struct {
+	id       string
+	resolved bool
+	rollup   rollupEntry
+}
+
+// lockSourceAlert reads the team's incident of the alert (fingerprint, start time), locking its
+// row on PostgreSQL; found=false when there is none.
+func lockSourceAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time) (a sourceAlert, found bool, err error) {
+	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels, name, application_name,
+		subsystem_name, is_muted, contextual_labels, created_at, closed_at, last_state_update_time FROM incidents
+		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
+	if tx.Engine == db.Postgres {
+		query += ` FOR UPDATE`
+	}
+	var resolved sql.NullInt64
+	r := &a.rollup
+	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&a.id, &resolved,
+		&r.key.severity, &r.key.state, &r.key.status, &r.key.assignedTo, &r.key.meta, &r.key.name, &r.key.application,
+		&r.key.subsystem, &r.key.muted, &r.contextual, &r.created, &r.closed, &r.update)
+	if errors.Is(err, sql.ErrNoRows) {
+		return sourceAlert{}, false, nil
+	}
+	if err != nil {
+		return sourceAlert{}, false, fmt.Errorf("find incident: %w", err)
+	}
+	a.resolved = resolved.Valid
+	return a, true, nil
+}
+
+// recordMove keeps what is derived from the incident in step after its row was updated to state
+// and status, closed at closed (null: open), at the transaction's time: the time tie, the counts,
+// the closed times, the rollups and the label index; and appends its UPSERT_STATE event of
+// stateType from an operational originator (systemName).
+func (a sourceAlert) recordMove(ctx context.Context, tx *db.Tx, teamID int64, state, status string, closed sql.NullInt64,
+	stateType oas.IncidentEventUpsertStateStateType, fingerprint, systemName string) error {
+	now := micros(tx.Now)
+	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
+		return err
+	}
+	before := a.rollup
+	after := before
+	after.key.state, after.key.status, after.update, after.closed = state, status, now, closed
+	moveCount(ctx, tx, teamID, before.key.countKey(), after.key.countKey())
+	moveClosedTime(ctx, tx, teamID, before, after)
+	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
+		return err
+	}
+	if err := syncLabels(ctx, tx, teamID, a.id); err != nil {
+		return err
+	}
+	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
+	ev.UpsertState = upsertState(stateType, fingerprint)
+	return appendEvent(ctx, tx, teamID, a.id, ev)
 }
 
 // OpenInCase counts the case's incidents whose state is still TRIGGERED.
@@ -300,25 +330,12 @@ func EmitReminder(ctx context.Context, tx *db.Tx, teamID int64, id, cause string
 // reopened=false when its source has not resolved it (a firing again of a firing alert changes
 // nothing).
 func ReopenFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time, caseID, systemName string) (id string, found, reopened bool, err error) {
-	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels, name, application_name,
-		subsystem_name, is_muted, contextual_labels, created_at, closed_at, last_state_update_time FROM incidents
-		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
-	if tx.Engine == db.Postgres {
-		query += ` FOR UPDATE`
+	a, found, err := lockSourceAlert(ctx, tx, teamID, fingerprint, startsAt)
+	if !found || err != nil {
+		return "", false, false, err
 	}
-	var resolved sql.NullInt64
-	var old countKey
-	var before rollupEntry
-	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved,
-		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta, &before.key.name, &before.key.application,
-		&before.key.subsystem, &before.key.muted, &before.contextual, &before.created, &before.closed, &before.update)
-	if errors.Is(err, sql.ErrNoRows) {
-		return "", false, false, nil
-	}
-	if err != nil {
-		return "", false, false, fmt.Errorf("find incident: %w", err)
-	}
-	if !resolved.Valid {
+	id = a.id
+	if !a.resolved {
 		return id, true, false, nil
 	}
 	now := micros(tx.Now)
@@ -330,26 +347,8 @@ func ReopenFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint 
 	if err != nil {
 		return "", false, false, fmt.Errorf("reopen incident: %w", err)
 	}
-	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
-		return "", false, false, err
-	}
-	moved := old
-	moved.state, moved.status = triggered, string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED)
-	moveCount(ctx, tx, teamID, old, moved)
-	before.key.severity, before.key.state, before.key.status, before.key.assignedTo, before.key.meta =
-		old.severity, old.state, old.status, old.assignedTo, old.meta
-	after := before
-	after.key.state, after.key.status, after.update, after.closed = moved.state, moved.status, now, sql.NullInt64{}
-	moveClosedTime(ctx, tx, teamID, before, after)
-	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
-		return "", false, false, err
-	}
-	if err := syncLabels(ctx, tx, teamID, id); err != nil {
-		return "", false, false, err
-	}
-	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
-	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, fingerprint)
-	if err := appendEvent(ctx, tx, teamID, id, ev); err != nil {
+	if err := a.recordMove(ctx, tx, teamID, triggered, string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED),
+		sql.NullInt64{}, oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, fingerprint, systemName); err != nil {
 		return "", false, false, err
 	}
 	emit(ctx, tx, teamID, id, "triggered")

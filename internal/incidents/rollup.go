@@ -21,6 +21,11 @@ type rollupKey struct {
 	muted                                                                   bool
 }
 
+// countKey is the part of k that incident_counts counts by.
+func (k rollupKey) countKey() countKey {
+	return countKey{severity: k.severity, state: k.state, status: k.status, assignedTo: k.assignedTo, meta: k.meta}
+}
+
 // rollupEntry is an incident as incident_rollup and incident_label_rollup count it: its row, its
 // contextual labels (the JSON object stored) and its times.
 type rollupEntry struct {

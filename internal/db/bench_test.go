@@ -12,20 +12,27 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
+// benchEngine is an engine a benchmark runs on: its name and the options of a fresh database.
+type benchEngine struct {
+	name string
+	opts func(b *testing.B) db.Options
+}
+
+// benchEngines are SQLite and, when MGMTAPI_TEST_DATABASE_URL is set, PostgreSQL.
+func benchEngines() []benchEngine {
+	engines := []benchEngine{{"sqlite", func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines = append(engines, benchEngine{"postgres", func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }})
+	}
+	return engines
+}
+
 // BenchmarkConcurrentWrites measures durable write transactions (one small insert each) on SQLite
 // with synchronous=FULL and, when MGMTAPI_TEST_DATABASE_URL is set, on PostgreSQL with
 // synchronous_commit on, from one goroutine (the cost of a commit, an fsync, alone) and from 64
 // (the shape of concurrent API creates), and reports how many commits each transaction cost.
 func BenchmarkConcurrentWrites(b *testing.B) {
-	type engine struct {
-		name string
-		opts func(b *testing.B) db.Options
-	}
-	engines := []engine{{"sqlite", func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}}
-	if os.Getenv(apitest.DatabaseURLVariable) != "" {
-		engines = append(engines, engine{"postgres", func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }})
-	}
-	for _, e := range engines {
+	for _, e := range benchEngines() {
 		for _, writers := range []int{1, 64} {
 			b.Run(fmt.Sprintf("%s/writers=%d", e.name, writers), func(b *testing.B) { benchmarkWrites(b, e.opts(b), writers, false) })
 		}
@@ -36,17 +43,9 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 // as the API layer gives every mutation: each transaction also writes its audit record. The
 // difference between the two is the cost of the audit log on writes.
 func BenchmarkAuditedWrites(b *testing.B) {
-	engines := map[string]func(b *testing.B) db.Options{"sqlite": func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}
-	if os.Getenv(apitest.DatabaseURLVariable) != "" {
-		engines["postgres"] = func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }
-	}
-	for _, name := range []string{"sqlite", "postgres"} {
-		opts, ok := engines[name]
-		if !ok {
-			continue
-		}
+	for _, e := range benchEngines() {
 		for _, writers := range []int{1, 64} {
-			b.Run(fmt.Sprintf("%s/writers=%d", name, writers), func(b *testing.B) { benchmarkWrites(b, opts(b), writers, true) })
+			b.Run(fmt.Sprintf("%s/writers=%d", e.name, writers), func(b *testing.B) { benchmarkWrites(b, e.opts(b), writers, true) })
 		}
 	}
 }
@@ -109,18 +108,10 @@ func benchmarkWrites(b *testing.B, opts db.Options, writers int, audited bool) {
 // row with ExecAtEnd, and writes its audit record. On PostgreSQL, when MGMTAPI_TEST_DATABASE_URL
 // is set, it is the cost of a member in the group committer's one writer: two round trips.
 func BenchmarkHotRowWrites(b *testing.B) {
-	engines := map[string]func(b *testing.B) db.Options{"sqlite": func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}
-	if os.Getenv(apitest.DatabaseURLVariable) != "" {
-		engines["postgres"] = func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }
-	}
-	for _, name := range []string{"sqlite", "postgres"} {
-		opts, ok := engines[name]
-		if !ok {
-			continue
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, e := range benchEngines() {
+		b.Run(e.name, func(b *testing.B) {
 			ctx := context.Background()
-			d, err := db.Open(ctx, opts(b))
+			d, err := db.Open(ctx, e.opts(b))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -219,7 +219,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if docs.err != nil {
 		return docs.err
 	}
-	svc, err := service.New(service.Config{DB: database, Authn: auth.NewAuthenticator(database, nil),
+	svc, err := service.New(service.Config{API: api.Options{DB: database, Authn: auth.NewAuthenticator(database, nil),
 		OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit, Extensions: catalog, Integrations: integrationCatalog,
 		Delivery: delivery.Options{
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
@@ -229,7 +229,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			SMTP:           smtpServer(cfg.SMTP),
 		},
 		ExternalURL: externalURL,
-		S3:          archive.S3FromEnv(cfg.S3Endpoint, getenv),
+		S3:          archive.S3FromEnv(cfg.S3Endpoint, getenv)},
 		Root: server.Options{
 			OpenAPIJSON:  docs.json,
 			OpenAPIYAML:  docs.yaml,

@@ -128,8 +128,7 @@ func wholeStackWith(b *testing.B, opts api.Options, accessLog server.AccessLog) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	svc, err := service.New(service.Config{DB: opts.DB, Authn: opts.Authn, OperatorKey: opts.OperatorKey,
-		PolicyLimit: opts.PolicyLimit, Delivery: opts.Delivery,
+	svc, err := service.New(service.Config{API: opts,
 		Root: server.Options{
 			OpenAPIJSON:  jsonDoc,
 			OpenAPIYAML:  yamlDoc,

@@ -24,6 +24,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/archive"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
@@ -211,10 +212,10 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	if err != nil {
 		t.Fatalf("documents: %v", err)
 	}
-	svc, err := service.New(service.Config{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
+	svc, err := service.New(service.Config{API: api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
 		Delivery:    delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second, SMTP: e.opts.SMTP},
-		ExternalURL: ExternalURL, S3: e.s3(),
+		ExternalURL: ExternalURL, S3: e.s3()},
 		Root: server.Options{
 			OpenAPIJSON:    jsonDoc,
 			OpenAPIYAML:    yamlDoc,

@@ -79,7 +79,7 @@ func (eventBridge) Deliver(ctx context.Context, client *http.Client, t Target, m
 	if role := t.Settings["roleName"]; role != "" {
 		creds = roleCredentials(client, creds, region, fmt.Sprintf("arn:%s:iam::%s:role/%s", partition, account, role))
 		if _, err := creds.Retrieve(ctx); err != nil {
-			return assumeRoleOutcome(role, err)
+			return awsFailure(fmt.Sprintf("EventBridge: assuming the role %s, STS", role), err)
 		}
 	}
 	opts := eventbridge.Options{
@@ -103,13 +103,7 @@ func (eventBridge) Deliver(ctx context.Context, client *http.Client, t Target, m
 		Time:         timePtr(m),
 	}}})
 	if err != nil {
-		var re *smithyhttp.ResponseError
-		if errors.As(err, &re) {
-			status := re.HTTPStatusCode()
-			return Outcome{Status: status, Retry: retryServer(status),
-				Err: fmt.Errorf("EventBridge (%s) answered %d: %s", region, status, oneLine(re.Err.Error()))}
-		}
-		return Outcome{Retry: true, Err: fmt.Errorf("EventBridge (%s): %s", region, oneLine(err.Error()))}
+		return awsFailure(fmt.Sprintf("EventBridge (%s)", region), err)
 	}
 	if out.FailedEntryCount > 0 && len(out.Entries) > 0 {
 		e := out.Entries[0]
@@ -145,16 +139,17 @@ func roleCredentials(client *http.Client, operator aws.CredentialsProvider, regi
 	return cached.(*aws.CredentialsCache)
 }
 
-// assumeRoleOutcome is the failed delivery of an event whose role could not be assumed: retried
-// when STS failed on its side or could not be reached.
-func assumeRoleOutcome(role string, err error) Outcome {
+// awsFailure is the failed delivery of a request to an AWS service (what names it) that ended in
+// err: with the service's HTTP status when it answered, retried when it failed on its side or
+// could not be reached.
+func awsFailure(what string, err error) Outcome {
 	var re *smithyhttp.ResponseError
 	if errors.As(err, &re) {
 		status := re.HTTPStatusCode()
 		return Outcome{Status: status, Retry: retryServer(status),
-			Err: fmt.Errorf("EventBridge: assuming the role %s, STS answered %d: %s", role, status, oneLine(re.Err.Error()))}
+			Err: fmt.Errorf("%s answered %d: %s", what, status, oneLine(re.Err.Error()))}
 	}
-	return Outcome{Retry: true, Err: fmt.Errorf("EventBridge: assuming the role %s: %s", role, oneLine(err.Error()))}
+	return Outcome{Retry: true, Err: fmt.Errorf("%s: %s", what, oneLine(err.Error()))}
 }
 
 // eventDetail is the event's detail: the message, with the detail setting rendered in it.

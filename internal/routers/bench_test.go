@@ -49,13 +49,7 @@ func BenchmarkIngestWithRouting(b *testing.B) {
 				t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 				b.ResetTimer()
 				for i := 0; b.Loop(); i++ {
-					name := fmt.Sprintf("DiskFull%d", i)
-					alert := map[string]any{"status": "firing", "fingerprint": "fp-" + name,
-						"labels":   map[string]string{"alertname": name, "severity": "critical"},
-						"startsAt": t0.Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z"}
-					body, _ := json.Marshal(map[string]any{"version": "4", "groupKey": `{}:{alertname="` + name + `"}`, "status": "firing",
-						"receiver": "mgmtapi", "groupLabels": map[string]string{"alertname": name}, "alerts": []any{alert}})
-					if res := env.JSON(b, http.MethodPost, "/ingest/alertmanager/v1", ingest, string(body)); res.Status != http.StatusOK {
+					if res := env.JSON(b, http.MethodPost, "/ingest/alertmanager/v1", ingest, newAlertGroup(i, t0)); res.Status != http.StatusOK {
 						b.Fatalf("ingest: %d %s", res.Status, res.Body)
 					}
 				}
@@ -118,14 +112,8 @@ func benchmarkSlowTemplate(b *testing.B, engine db.Engine, paced bool, loop stri
 			slow: slow.MustKey(b, key, "contextual-data:SendData")}
 		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 		post := func(env *apitest.Env, i int) time.Duration {
-			name := fmt.Sprintf("DiskFull%d", i)
-			alert := map[string]any{"status": "firing", "fingerprint": "fp-" + name,
-				"labels":   map[string]string{"alertname": name, "severity": "critical"},
-				"startsAt": t0.Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z"}
-			body, _ := json.Marshal(map[string]any{"version": "4", "groupKey": `{}:{alertname="` + name + `"}`, "status": "firing",
-				"receiver": "mgmtapi", "groupLabels": map[string]string{"alertname": name}, "alerts": []any{alert}})
 			start := time.Now()
-			res := env.JSON(b, http.MethodPost, "/ingest/alertmanager/v1", ingestKeys[env], string(body))
+			res := env.JSON(b, http.MethodPost, "/ingest/alertmanager/v1", ingestKeys[env], newAlertGroup(i, t0))
 			took := time.Since(start)
 			if res.Status != http.StatusOK {
 				b.Fatalf("ingest: %d %s", res.Status, res.Body)
@@ -168,6 +156,18 @@ func benchmarkSlowTemplate(b *testing.B, engine db.Engine, paced bool, loop stri
 		b.ReportMetric(float64(sent.Load()), "sent")
 		b.ReportMetric(0, "ns/op")
 	})
+}
+
+// newAlertGroup is the Alertmanager notification of the i-th new alert group of a benchmark: one
+// firing alert DiskFull<i>, started at t0.
+func newAlertGroup(i int, t0 time.Time) string {
+	name := fmt.Sprintf("DiskFull%d", i)
+	alert := map[string]any{"status": "firing", "fingerprint": "fp-" + name,
+		"labels":   map[string]string{"alertname": name, "severity": "critical"},
+		"startsAt": t0.Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z"}
+	body, _ := json.Marshal(map[string]any{"version": "4", "groupKey": `{}:{alertname="` + name + `"}`, "status": "firing",
+		"receiver": "mgmtapi", "groupLabels": map[string]string{"alertname": name}, "alerts": []any{alert}})
+	return string(body)
 }
 
 // slowTemplate is a loop that renders nothing in about want, on this machine now, within the

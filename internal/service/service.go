@@ -11,12 +11,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
-	"github.com/mgmtapi/mgmtapi/internal/archive"
-	"github.com/mgmtapi/mgmtapi/internal/auth"
-	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
-	"github.com/mgmtapi/mgmtapi/internal/extensions"
-	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
@@ -24,27 +19,14 @@ import (
 
 // Config is what the service needs from the process that runs it.
 type Config struct {
-	DB    *db.DB
-	Authn *auth.Authenticator
-	// OperatorKey enables /admin/v1 when not empty.
-	OperatorKey string
-	// PolicyLimit is the most data-plan policies a team may hold per data type (200 when 0).
-	PolicyLimit int
-	// Extensions and Integrations are the catalogs; nil means the built-in ones.
-	Extensions   *extensions.Catalog
-	Integrations *integrations.Catalog
-	// Delivery governs every send: the test notifications of the operations, and the worker's
-	// deliveries when Worker is set. Its DB, Logger, Webhooks and Router are set here.
-	Delivery delivery.Options
-	// ExternalURL is the base URL clients use: the SAML service provider's URLs and the links of
-	// the notifications the worker sends are under it.
-	ExternalURL string
-	// S3 is where the archive operations check buckets.
-	S3 archive.S3
+	// API configures the API (api.New). Its Delivery governs every send: the test notifications
+	// of the operations, and the worker's deliveries when Worker is set (the worker's DB, Logger,
+	// Webhooks and Router are set here).
+	API api.Options
 	// Root configures the root handler; its API, WriteError, Ready and DBStats are set here, and
 	// the worker's metrics are added to its Collectors.
 	Root server.Options
-	// Worker, when true, builds the delivery worker over Delivery (Run starts it).
+	// Worker, when true, builds the delivery worker over API.Delivery (Run starts it).
 	Worker bool
 }
 
@@ -61,29 +43,27 @@ type Service struct {
 // New builds the service. It fails as api.New does: when the OpenAPI document names a permission
 // the catalog lacks, or when a built-in catalog does not load.
 func New(cfg Config) (*Service, error) {
-	a, err := api.New(api.Options{DB: cfg.DB, Authn: cfg.Authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
-		Extensions: cfg.Extensions, Integrations: cfg.Integrations, Delivery: cfg.Delivery, ExternalURL: cfg.ExternalURL,
-		S3: cfg.S3})
+	a, err := api.New(cfg.API)
 	if err != nil {
 		return nil, err
 	}
 	s := &Service{API: a}
 	root := cfg.Root
 	if cfg.Worker {
-		o := cfg.Delivery
-		o.DB, o.Logger = cfg.DB, root.Logger
+		o := cfg.API.Delivery
+		o.DB, o.Logger = cfg.API.DB, root.Logger
 		if o.Serving == nil {
 			// the worker's templates are paced while the root handler (made below, before
 			// the worker runs) answers requests
 			o.Serving = func() bool { return s.Handler.Serving() }
 		}
-		s.Worker = NewWorker(o, cfg.ExternalURL)
+		s.Worker = NewWorker(o, cfg.API.ExternalURL)
 		root.Collectors = append(root.Collectors, s.Worker.Collectors()...)
 	}
 	root.API = a
 	root.WriteError = api.WriteError
-	root.Ready = cfg.DB.Ready
-	root.DBStats = cfg.DB.Stats
+	root.Ready = cfg.API.DB.Ready
+	root.DBStats = cfg.API.DB.Stats
 	s.Handler = server.New(root)
 	return s, nil
 }

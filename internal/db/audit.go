@@ -51,6 +51,28 @@ func WithoutAudit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, auditKey{}, (*AuditEntry)(nil))
 }
 
+// WithLazyCommit returns a context whose write transactions need not wait for their commit to
+// reach the disk. On SQLite, InTx then returns once the commit is in the write-ahead log in the
+// operating system's cache, without its fsync (synchronous NORMAL): a crash of mgmtapi loses
+// none of it; a power cut or a crash of the operating system may undo it, and the next commit
+// that waits for the disk makes it durable with its own (the log is written in order). A batch
+// of the group committer commits so only when every member of it asked to; the members that
+// wait for the disk start the next batch. On PostgreSQL every commit still waits. It is for work
+// whose loss is repaired by doing it again, never for a request's change: the delivery worker's
+// leases, routings and outcomes (a lost outcome sends its notification again; deliveries are at
+// least once), so that they take the single SQLite writer for a moment, not for an fsync.
+func WithLazyCommit(ctx context.Context) context.Context {
+	return context.WithValue(ctx, lazyCommitKey{}, true)
+}
+
+type lazyCommitKey struct{}
+
+// lazyCommit says whether ctx carries WithLazyCommit.
+func lazyCommit(ctx context.Context) bool {
+	lazy, _ := ctx.Value(lazyCommitKey{}).(bool)
+	return lazy
+}
+
 // AuditFrom returns the entry WithAudit put on ctx, or nil.
 func AuditFrom(ctx context.Context) *AuditEntry {
 	e, _ := ctx.Value(auditKey{}).(*AuditEntry)

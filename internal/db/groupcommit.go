@@ -88,6 +88,10 @@ type groupCommitter struct {
 	commits    atomic.Int64
 	committed  atomic.Int64
 	busy       atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
+
+	// lazyConn says that SQLite's conn is set to commit without its fsync (synchronous NORMAL),
+	// for a batch of lazy members only (see WithLazyCommit).
+	lazyConn bool
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
@@ -201,7 +205,11 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
-	sqlTx, err := g.begin(ctx)
+	// A SQLite batch whose first member asked for a lazy commit takes only such members: its
+	// connection is set to skip the fsync before BEGIN (SQLite refuses to change it inside a
+	// transaction), and the first member that waits for the disk starts the next batch.
+	lazy := g.engine == SQLite && lazyCommit(first.ctx)
+	sqlTx, err := g.begin(ctx, lazy)
 	if err != nil {
 		// Every caller already waiting gets the failure too: each would otherwise wait for a
 		// BEGIN of its own, one after the other (on PostgreSQL up to pgConnectWait each while
@@ -264,17 +272,20 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 			default:
 			}
 		}
+		if m != nil && lazy && !lazyCommit(m.ctx) {
+			left, m = m, nil
+		}
 	}
 	if len(kept) == 0 {
 		g.cleanUp(ctx)
-		return nil
+		return left
 	}
 	commitErr := g.commit(ctx, sqlTx)
 	if commitErr != nil {
 		g.cleanUp(ctx)
 	}
 	g.finish(kept, commitErr)
-	return nil
+	return left
 }
 
 // finish tells each kept member its batch's outcome: nil once the COMMIT succeeded (counted), else
@@ -295,8 +306,10 @@ func (g *groupCommitter) finish(kept []*groupMember, commitErr error) {
 // begin opens the batch's transaction on the write connection, taking the connection from the
 // pool the first time. When BEGIN fails on a connection the writer already held (a transaction
 // left open by a failed ROLLBACK, a broken connection), that connection is discarded with its
-// prepared statements and BEGIN is tried once more on a fresh one.
-func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
+// prepared statements and BEGIN is tried once more on a fresh one. On SQLite, lazy sets the
+// connection's synchronous level for the batch's COMMIT first: NORMAL (no fsync) when lazy, else
+// FULL; a connection whose level cannot be set is discarded (a fresh one is FULL, from the DSN).
+func (g *groupCommitter) begin(ctx context.Context, lazy bool) (Querier, error) {
 	for attempt := 1; ; attempt++ {
 		g.takeReturned()
 		fresh := g.conn == nil
@@ -330,6 +343,21 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 				g.discardConn()
 				return nil, err
 			}
+			g.lazyConn = false
+		}
+		if lazy != g.lazyConn {
+			level := `PRAGMA synchronous = FULL`
+			if lazy {
+				level = `PRAGMA synchronous = NORMAL`
+			}
+			if _, err := g.conn.ExecContext(ctx, level); err != nil {
+				g.discardConn()
+				if fresh || attempt == 2 {
+					return nil, err
+				}
+				continue
+			}
+			g.lazyConn = lazy
 		}
 		sqlTx := g.prepared.on(g.conn)
 		_, err := sqlTx.ExecContext(ctx, `BEGIN IMMEDIATE`)

@@ -533,3 +533,63 @@ func TestExecAtEndRunsLastAndFailsItsOwnTransaction(t *testing.T) {
 		}
 	})
 }
+
+// TestLazyCommitsNeverCarryAWriteThatWaitsForTheDisk has lazy and ordinary writers commit at once
+// on SQLite, and each reads, inside its own transaction, the synchronous level its COMMIT will
+// run at: FULL (2) for every ordinary member, however the batches mix them (a lazy member may
+// ride on an ordinary batch's fsync). A lazy transaction alone commits at NORMAL (1, no fsync),
+// and the ordinary one after it at FULL again. All of their rows are kept.
+func TestLazyCommitsNeverCarryAWriteThatWaitsForTheDisk(t *testing.T) {
+	d := open(t, db.Options{DataDir: t.TempDir()})
+	level := func(ctx context.Context, id string) (int, error) {
+		var level int
+		err := d.InTx(ctx, func(tx *db.Tx) error {
+			if err := tx.QueryRowContext(ctx, `PRAGMA synchronous`).Scan(&level); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro())
+			return err
+		})
+		return level, err
+	}
+	const writers, each = 32, 20
+	var wg sync.WaitGroup
+	var lazyAtNormal atomic.Int64
+	for w := range writers {
+		lazy := w%2 == 0
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx := context.Background()
+			if lazy {
+				ctx = db.WithLazyCommit(ctx)
+			}
+			for i := range each {
+				got, err := level(ctx, fmt.Sprint(w, "-", i))
+				switch {
+				case err != nil:
+					t.Error(err)
+				case lazy && got == 1:
+					lazyAtNormal.Add(1)
+				case got != 2:
+					t.Errorf("writer %d (lazy %v): its transaction ran at synchronous level %d", w, lazy, got)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	t.Logf("%d of %d lazy transactions committed without an fsync", lazyAtNormal.Load(), writers/2*each)
+	if got := len(rowIDs(t, d)); got != writers*each {
+		t.Errorf("rows = %d, want %d", got, writers*each)
+	}
+	for i, lazy := range []bool{true, false, true, true, false} {
+		ctx := context.Background()
+		want := 2
+		if lazy {
+			ctx, want = db.WithLazyCommit(ctx), 1
+		}
+		if got, err := level(ctx, fmt.Sprint("alone-", i)); err != nil || got != want {
+			t.Errorf("transaction %d alone (lazy %v): synchronous level %d (%v), want %d", i, lazy, got, err, want)
+		}
+	}
+}

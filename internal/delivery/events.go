@@ -191,7 +191,7 @@ func (w *Worker) RouteEvents(ctx context.Context) error {
 // what follows them, so an entity whose head is skipped has no head in the window. attempts are
 // the routings begun of each, this one included.
 func (w *Worker) claimEvents(ctx context.Context) (events []Event, attempts []int, err error) {
-	err = w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
+	err = w.opts.DB.InTx(db.WithLazyCommit(db.WithoutAudit(ctx)), func(tx *db.Tx) error {
 		events, attempts = events[:0], attempts[:0]
 		window := `SELECT team_id, id, entity_type, entity_id, created_at, seq FROM notification_events
 			WHERE lease_until <= $1 ORDER BY created_at, seq LIMIT $2`
@@ -329,7 +329,7 @@ func (w *Worker) finishEvents(ctx context.Context, finished []finishedEvent, giv
 	if len(finished) == 0 && len(givenBack) == 0 {
 		return nil, nil
 	}
-	err = w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
+	err = w.opts.DB.InTx(db.WithLazyCommit(db.WithoutAudit(ctx)), func(tx *db.Tx) error {
 		lost = map[string]bool{}
 		for _, f := range finished {
 			e := f.event

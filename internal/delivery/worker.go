@@ -308,7 +308,7 @@ func (w *Worker) claimAndSend(ctx context.Context) (started int, full bool, err 
 // rows other workers are claiming are skipped, not waited for.
 func (w *Worker) claim(ctx context.Context, free int, busy []connectorKey) ([]record, error) {
 	var out []record
-	err := w.opts.DB.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
+	err := w.opts.DB.InTx(db.WithLazyCommit(db.WithoutAudit(ctx)), func(tx *db.Tx) error {
 		out = out[:0]
 		now := tx.Now.UnixMicro()
 		args := []any{now, free * 4}
@@ -515,7 +515,7 @@ func (w *Worker) backoff(n int) time.Duration {
 // logs it once committed. It changes nothing when r is no longer this worker's (its lease ended
 // and another claimed it).
 func (w *Worker) record(r record, o outcome) error {
-	ctx := db.WithoutAudit(context.Background())
+	ctx := db.WithLazyCommit(db.WithoutAudit(context.Background()))
 	var (
 		state   string
 		message string

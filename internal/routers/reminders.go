@@ -70,7 +70,7 @@ func (r Router) RecordDueEvents(ctx context.Context, database *db.DB) (recorded 
 	if err != nil || due == 0 {
 		return 0, err
 	}
-	err = database.InTx(db.WithoutAudit(ctx), func(tx *db.Tx) error {
+	err = database.InTx(db.WithLazyCommit(db.WithoutAudit(ctx)), func(tx *db.Tx) error {
 		recorded = 0
 		q := `SELECT team_id, incident_id, due_at FROM alert_reminders WHERE due_at <= $1 ORDER BY due_at LIMIT $2`
 		if tx.Engine == db.Postgres {

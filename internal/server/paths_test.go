@@ -23,6 +23,8 @@ func TestOperationPathsAreThoseTheMuxPassesAsTheyAre(t *testing.T) {
 		"/configx/v1":                 false,
 		"/config/v1/export":           true,
 		"/config/v1/../export":        false,
+		"/ingest/alertmanager/v1":     true,
+		"/ingest/../mgmt/x":           false,
 		"/mgmt/a%20b/c":               true,
 		"/mgmt/a%2Fb":                 true,
 		"/mgmt/a//b":                  false,

@@ -395,10 +395,11 @@ func (h *Handler) newRequestID() string {
 }
 
 // isOperationPath reports whether the escaped path p is one the ServeMux would hand to the API as
-// it is: under /mgmt/, /admin/ or /config/ and already clean as the mux cleans it (the mux
-// redirects unclean paths, so those still go to it, as CONNECT requests do).
+// it is: under /mgmt/, /admin/, /config/ or /ingest/ and already clean as the mux cleans it (the
+// mux redirects unclean paths, so those still go to it, as CONNECT requests do).
 func isOperationPath(p string) bool {
-	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") && !strings.HasPrefix(p, "/config/") {
+	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") && !strings.HasPrefix(p, "/config/") &&
+		!strings.HasPrefix(p, "/ingest/") {
 		return false
 	}
 	clean := path.Clean(p)

@@ -578,7 +578,7 @@ func TestDestination(t *testing.T) {
 // one (no templates); ok is false when the type does not compose one.
 func destination(c connectors.Connector) (url, routingKey string, ok bool) {
 	k, _ := connectortypes.Lookup(c.Type)
-	out, err := k.Compose(c.Fields, nil, c.Integration, connectortypes.Message{Fields: map[string]string{"title": "t"}}, map[string]any{})
+	out, err := k.Compose(context.Background(), c.Fields, nil, c.Integration, connectortypes.Message{Fields: map[string]string{"title": "t"}}, map[string]any{})
 	if err != nil {
 		return "", "", false
 	}

@@ -172,6 +172,9 @@ type Config struct {
 	// and it was read; nil otherwise.
 	Integration *Integration
 	kind        Kind
+	// evaluation is the context the connector's templates render under (notifyexpr's pacing
+	// and offloading): Compose's.
+	evaluation context.Context
 }
 
 // Integration is an outgoing webhook of a team as a connector delivers through it: its id, its
@@ -213,7 +216,11 @@ func (c Config) rawValue(name string, entity map[string]any) (string, error) {
 	if !ok {
 		return c.Fields[name], nil
 	}
-	out, err := notifyexpr.Render(t, entity)
+	ctx := c.evaluation
+	if ctx == nil { // a Config not made by Compose
+		ctx = context.Background()
+	}
+	out, err := notifyexpr.RenderContext(ctx, t, entity)
 	if err != nil {
 		return "", fmt.Errorf("connector field %s: %w", name, err)
 	}
@@ -428,14 +435,15 @@ func noticeTest(f map[string]any, key string, first bool) {
 func (k Kind) Delivered() bool { return k.Sender != nil }
 
 // Compose is the type's Sender's Compose for a connector of the type: its stored fields, its
-// templates for the entity's type and its integration (nil for none).
+// templates for the entity's type and its integration (nil for none). The templates render
+// under ctx (see notifyexpr.RenderContext).
 //
 // Errors: ErrNotDelivered for a type mgmtapi does not send through; those of the Sender.
-func (k Kind) Compose(fields, templates map[string]string, integration *Integration, m Message, entity map[string]any) (Outgoing, error) {
+func (k Kind) Compose(ctx context.Context, fields, templates map[string]string, integration *Integration, m Message, entity map[string]any) (Outgoing, error) {
 	if k.Sender == nil {
 		return Outgoing{}, ErrNotDelivered
 	}
-	out, err := k.Sender.Compose(Config{Fields: fields, Templates: templates, Integration: integration, kind: k}, m, entity)
+	out, err := k.Sender.Compose(Config{Fields: fields, Templates: templates, Integration: integration, kind: k, evaluation: ctx}, m, entity)
 	if err == nil && out.Format == "" && out.Webhook == nil {
 		out.Format = k.Type
 	}

@@ -1,6 +1,7 @@
 package connectortypes_test
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestComposedDeliveriesHaveBodies(t *testing.T) {
 	message := connectortypes.Message{Fields: map[string]string{"title": "High error rate", "description": "5% of requests fail"}}
 	integration := &connectortypes.Integration{ID: "7", Type: "AWS_EVENT_BRIDGE", Settings: map[string]string{}}
 	for _, k := range connectortypes.Kinds() {
-		out, err := k.Compose(fields[k.Type], nil, integration, message, entity)
+		out, err := k.Compose(context.Background(), fields[k.Type], nil, integration, message, entity)
 		if !k.Delivered() {
 			if err != connectortypes.ErrNotDelivered {
 				t.Errorf("%s: not delivered, but Compose says %v", k.Type, err)

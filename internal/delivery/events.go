@@ -145,8 +145,11 @@ func (w *Worker) routeEvents(ctx context.Context) (routed int, err error) {
 			continue
 		}
 		routeCtx := ctx
+		if !w.opts.InProcessTemplates {
+			routeCtx = notifyexpr.Offloaded(routeCtx)
+		}
 		if w.opts.Serving != nil {
-			routeCtx = notifyexpr.Paced(ctx, w.opts.Serving)
+			routeCtx = notifyexpr.Paced(routeCtx, w.opts.Serving)
 		}
 		deliveries, err := w.opts.Router.Route(routeCtx, w.opts.DB.Read(), e)
 		if err != nil {

@@ -59,10 +59,13 @@ type Options struct {
 	// another worker. A Router that is also DueEvents records the events that come due with time
 	// (alert reminders) before each routing pass.
 	Router Router
-	// Serving reports whether the server is answering requests now; while it does, the routing
-	// stage's templates and conditions render paced (notifyexpr.Paced), leaving the cores to
-	// the requests. Nil: never paced.
-	Serving func() bool
+	// The routing stage's templates and conditions are evaluated in the process's evaluation
+	// child, at the lowest CPU priority (notifyexpr.Offloaded), and here only when the child
+	// cannot be started or fails, or when InProcessTemplates is set (benchmarks compare the
+	// two). Evaluated here, they run paced while Serving reports that the server is answering
+	// requests (notifyexpr.Paced). Nil Serving: never paced.
+	Serving            func() bool
+	InProcessTemplates bool
 }
 
 func (o *Options) defaults() {

@@ -93,7 +93,7 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	}
 	// A connector's template of the entity type wins over its value: a generic URL that depends
 	// on the alert's status, a PagerDuty key per priority.
-	out, err := kind.Compose(c.Fields, c.Overrides[entityType(entity)], c.Integration,
+	out, err := kind.Compose(ctx, c.Fields, c.Overrides[entityType(entity)], c.Integration,
 		connectortypes.Message{PayloadType: payload, Fields: rendered}, entity)
 	if err != nil {
 		return Message{}, err

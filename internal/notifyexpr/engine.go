@@ -284,10 +284,14 @@ func Render(src string, entity map[string]any) (string, error) {
 	return RenderContext(context.Background(), src, entity)
 }
 
-// RenderContext is Render paced as ctx says (see Paced).
+// RenderContext is Render paced as ctx says (see Paced), in the evaluation child when ctx says
+// so (see Offloaded).
 func RenderContext(ctx context.Context, src string, entity map[string]any) (string, error) {
 	if err := checkSourceLen(src, "template"); err != nil {
 		return "", err
+	}
+	if a, ok := offload(ctx, childRequest{Src: src, Entity: entity}); ok {
+		return a.Out, a.err()
 	}
 	tpl, err := compile(src, 0, "template")
 	if err != nil {
@@ -320,8 +324,12 @@ func EvalCondition(src string, entity map[string]any) (bool, error) {
 	return EvalConditionContext(context.Background(), src, entity)
 }
 
-// EvalConditionContext is EvalCondition paced as ctx says (see Paced).
+// EvalConditionContext is EvalCondition paced as ctx says (see Paced), in the evaluation child
+// when ctx says so (see Offloaded).
 func EvalConditionContext(ctx context.Context, src string, entity map[string]any) (bool, error) {
+	if a, ok := offload(ctx, childRequest{Condition: true, Src: src, Entity: entity}); ok {
+		return a.Holds, a.err()
+	}
 	out, err := compileCondition(src)
 	if err != nil {
 		return false, err
@@ -469,12 +477,20 @@ type budget struct {
 	yieldAt, ranSince time.Time
 	// busy is the pacing of Paced, nil when the evaluation is not paced.
 	busy func() bool
+	// cpu, when set, is the clock the time bound counts (the evaluation child's CPU time), read
+	// only once the wall clock passes the deadline; cpuStart is its reading at the start.
+	cpu      func() time.Duration
+	cpuStart time.Duration
 }
 
 func newBudget(ctx context.Context) *budget {
 	now := time.Now()
 	busy, _ := ctx.Value(pacedKey{}).(func() bool)
-	return &budget{steps: MaxSteps, deadline: now.Add(Timeout), yieldAt: now.Add(yieldEvery), ranSince: now, busy: busy}
+	b := &budget{steps: MaxSteps, deadline: now.Add(Timeout), yieldAt: now.Add(yieldEvery), ranSince: now, busy: busy}
+	if cpu, ok := ctx.Value(cpuClockKey{}).(func() time.Duration); ok {
+		b.cpu, b.cpuStart = cpu, cpu()
+	}
+	return b
 }
 
 // spend takes n steps; it fails once steps or time run out, and from then on.
@@ -489,13 +505,26 @@ func (b *budget) spend(n int) error {
 	}
 	now := time.Now()
 	if now.After(b.deadline) {
-		b.exceeded = &Error{Reason: ReasonTooExpensive, Message: fmt.Sprintf("the evaluation takes longer than %s", Timeout)}
-		return b.exceeded
+		if used := b.cpuUsed(); used < Timeout {
+			b.deadline = now.Add(Timeout - used) // the wall clock ran faster than the CPU
+		} else {
+			b.exceeded = &Error{Reason: ReasonTooExpensive, Message: fmt.Sprintf("the evaluation takes longer than %s", Timeout)}
+			return b.exceeded
+		}
 	}
 	if now.After(b.yieldAt) {
 		b.yield(now)
 	}
 	return nil
+}
+
+// cpuUsed is the CPU time the evaluation has used by the budget's CPU clock, or Timeout when it
+// has none (the wall clock's deadline is then the bound).
+func (b *budget) cpuUsed() time.Duration {
+	if b.cpu == nil {
+		return Timeout
+	}
+	return b.cpu() - b.cpuStart
 }
 
 // yield lets waiting goroutines run. A paced evaluation also steps aside while its pacing says

@@ -1,0 +1,277 @@
+package notifyexpr
+
+import (
+	"bufio"
+	"context"
+	"encoding/gob"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Offloaded evaluations run in a child process.
+//
+// A template that renders for 200 ms in the delivery worker takes that CPU, and leaves its
+// garbage, in the process that serves the requests: pacing it there (Paced) still left ingest's
+// p99 1.5 to 1.7 times higher (docs/performance.md). An offloaded evaluation runs in a child
+// process of the same executable instead, at the lowest CPU priority (nice 19), with a garbage
+// collector of its own: the kernel gives the cores to the server's threads first, and the
+// child's time bound counts the CPU it got, not the time it waited for it.
+
+// childVariable set to "1" in a process's environment makes it an evaluation child: package
+// initialisation serves evaluations on stdin and stdout and exits, before main or the tests.
+const childVariable = "MGMTAPI_NOTIFYEXPR_CHILD"
+
+func init() {
+	gob.Register(map[string]any{})
+	gob.Register([]any{})
+	if os.Getenv(childVariable) == "1" {
+		os.Exit(serveChild(os.Stdin, os.Stdout))
+	}
+}
+
+type offloadKey struct{}
+
+// Offloaded returns ctx under which RenderContext and EvalConditionContext evaluate in the
+// process's evaluation child (started at the first use, and again after it fails), with the
+// same bounds and the same answers as here. When the child cannot be started, fails, or keeps an
+// evaluation longer than childWait, the evaluation runs in this process, paced as ctx says.
+func Offloaded(ctx context.Context) context.Context {
+	return context.WithValue(ctx, offloadKey{}, true)
+}
+
+// offload evaluates req in the child when ctx asks for it; ok is false when the caller must
+// evaluate it itself.
+func offload(ctx context.Context, req childRequest) (a childAnswer, ok bool) {
+	if on, _ := ctx.Value(offloadKey{}).(bool); !on {
+		return childAnswer{}, false
+	}
+	return evaluationChild.evaluate(ctx, req)
+}
+
+// childRequest is one evaluation sent to the child: src as a condition, or as a template.
+type childRequest struct {
+	Condition bool
+	Src       string
+	Entity    map[string]any
+}
+
+// childAnswer is the child's answer: the rendering or the condition's value, or the failure (an
+// *Error, or Other's text for any other). cancelled is the caller's context's end, when it ended
+// before the answer came (never sent).
+type childAnswer struct {
+	Out       string
+	Holds     bool
+	Err       *Error
+	Other     string
+	cancelled error
+}
+
+func (a childAnswer) err() error {
+	switch {
+	case a.cancelled != nil:
+		return a.cancelled
+	case a.Err != nil:
+		return a.Err
+	case a.Other != "":
+		return errors.New(a.Other)
+	}
+	return nil
+}
+
+// childWait bounds how long an offloaded evaluation waits for the child's answer: the child's
+// own bound is Timeout of CPU, which at the lowest priority on busy cores can take much longer
+// than Timeout of wall time, but not this long unless the child is stuck.
+const childWait = 30 * time.Second
+
+// childRestartDelay is how long after a failed start no other start is tried.
+const childRestartDelay = 10 * time.Second
+
+// child is the process's evaluation child; one evaluation at a time.
+type child struct {
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	requests *gob.Encoder
+	input    *bufio.Writer
+	answers  chan childAnswer // closed when the child's stdout ends
+	owed     int              // requests sent whose answers were not read
+	failedAt time.Time
+}
+
+var evaluationChild child
+
+func (c *child) evaluate(ctx context.Context, req childRequest) (childAnswer, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cmd == nil {
+		if !c.failedAt.IsZero() && time.Since(c.failedAt) < childRestartDelay {
+			return childAnswer{}, false
+		}
+		if err := c.start(); err != nil {
+			c.failedAt = time.Now()
+			slog.Warn("notification templates are evaluated in the server's process: their child process does not start", "error", err.Error())
+			return childAnswer{}, false
+		}
+	}
+	wait := time.NewTimer(childWait)
+	defer wait.Stop()
+	// The answers to evaluations whose callers went away come first; they are dropped.
+	for c.owed > 0 {
+		if a, ok, done := c.answer(ctx, wait.C); !ok || done {
+			return a, ok
+		}
+	}
+	if err := c.requests.Encode(req); err != nil {
+		c.stop()
+		return childAnswer{}, false
+	}
+	if err := c.input.Flush(); err != nil {
+		c.stop()
+		return childAnswer{}, false
+	}
+	c.owed++
+	a, ok, _ := c.answer(ctx, wait.C)
+	return a, ok
+}
+
+// answer waits for the child's next answer, which settles one owed. done is true when it ends
+// the evaluation instead: ctx ended (the answer stays owed, the child goes on), or the child
+// failed or kept it past timeout (the child is stopped, and ok is false: evaluate here).
+func (c *child) answer(ctx context.Context, timeout <-chan time.Time) (a childAnswer, ok, done bool) {
+	select {
+	case a, open := <-c.answers:
+		if !open {
+			c.stop()
+			return childAnswer{}, false, true
+		}
+		c.owed--
+		return a, true, false
+	case <-ctx.Done():
+		return childAnswer{cancelled: ctx.Err()}, true, true
+	case <-timeout:
+		c.stop()
+		slog.Warn("a notification template's child process did not answer; the evaluation runs in the server's process", "waited", childWait.String())
+		return childAnswer{}, false, true
+	}
+}
+
+// start runs this executable as the child, with pipes for its stdin and stdout and its stderr
+// copied to this process's.
+func (c *child) start() error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childVariable+"=1")
+	cmd.Stderr = stderrCopy{}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	// The child is started from a thread of its own set to the lowest priority, which it
+	// inherits from its first instruction (its runtime's start and its packages' initialisation
+	// included); the thread ends with the goroutine, as its priority cannot be raised back
+	// without privileges.
+	started := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked
+		lowerThreadPriority()
+		started <- cmd.Start()
+	}()
+	if err := <-started; err != nil {
+		return err
+	}
+	answers := make(chan childAnswer)
+	go func() {
+		defer close(answers)
+		dec := gob.NewDecoder(bufio.NewReader(stdout))
+		for {
+			var a childAnswer
+			if err := dec.Decode(&a); err != nil {
+				return
+			}
+			answers <- a
+		}
+	}()
+	c.cmd, c.stdin, c.answers = cmd, stdin, answers
+	c.input = bufio.NewWriter(stdin)
+	c.requests = gob.NewEncoder(c.input)
+	return nil
+}
+
+// stop ends the child; the next evaluation starts another.
+func (c *child) stop() {
+	if c.cmd == nil {
+		return
+	}
+	_ = c.stdin.Close()
+	_ = c.cmd.Process.Kill()
+	cmd, answers := c.cmd, c.answers
+	go func() {
+		for range answers { // an answer in flight: the reader goroutine must not block on it
+		}
+		_ = cmd.Wait()
+	}()
+	c.cmd, c.stdin, c.requests, c.input, c.answers, c.owed = nil, nil, nil, nil, nil, 0
+}
+
+// stderrCopy copies the child's stderr (a panic's trace) to this process's; being no *os.File,
+// it leaves the child no descriptor of this process's stderr to hold open after it exits.
+type stderrCopy struct{}
+
+func (stderrCopy) Write(p []byte) (int, error) { return os.Stderr.Write(p) }
+
+// serveChild is the child's life: it lowers its own priority, then answers the evaluations it
+// reads until its stdin ends (the parent is gone). Interrupts are the parent's to handle: the
+// child ends with its stdin, so that a parent shutting down can still evaluate.
+func serveChild(in io.Reader, out io.Writer) int {
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
+	runtime.LockOSThread() // the CPU clock of the time bound is this thread's
+	lowerPriority()
+	requests := gob.NewDecoder(bufio.NewReader(in))
+	output := bufio.NewWriter(out)
+	answers := gob.NewEncoder(output)
+	ctx := context.Background()
+	if threadCPU != nil {
+		ctx = context.WithValue(ctx, cpuClockKey{}, threadCPU)
+	}
+	for {
+		var req childRequest
+		if err := requests.Decode(&req); err != nil {
+			return 0
+		}
+		var a childAnswer
+		var err error
+		if req.Condition {
+			a.Holds, err = EvalConditionContext(ctx, req.Src, req.Entity)
+		} else {
+			a.Out, err = RenderContext(ctx, req.Src, req.Entity)
+		}
+		if e, ok := err.(*Error); ok {
+			a.Err = e
+		} else if err != nil {
+			a.Other = err.Error()
+		}
+		if answers.Encode(a) != nil || output.Flush() != nil {
+			return 1
+		}
+	}
+}
+
+// cpuClockKey carries the clock an evaluation's time bound counts instead of the wall clock:
+// the CPU time of the child's evaluating thread, since at the lowest priority its wall time is
+// mostly others' time.
+type cpuClockKey struct{}

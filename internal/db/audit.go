@@ -52,15 +52,17 @@ func WithoutAudit(ctx context.Context) context.Context {
 }
 
 // WithLazyCommit returns a context whose write transactions need not wait for their commit to
-// reach the disk. On SQLite, InTx then returns once the commit is in the write-ahead log in the
-// operating system's cache, without its fsync (synchronous NORMAL): a crash of mgmtapi loses
-// none of it; a power cut or a crash of the operating system may undo it, and the next commit
-// that waits for the disk makes it durable with its own (the log is written in order). A batch
-// of the group committer commits so only when every member of it asked to; the members that
-// wait for the disk start the next batch. On PostgreSQL every commit still waits. It is for work
-// whose loss is repaired by doing it again, never for a request's change: the delivery worker's
-// leases, routings and outcomes (a lost outcome sends its notification again; deliveries are at
-// least once), so that they take the single SQLite writer for a moment, not for an fsync.
+// reach the disk. A batch of the group committer commits so only when every member of it asked
+// to. On SQLite, InTx then returns once the commit is in the write-ahead log in the operating
+// system's cache, without its fsync (synchronous NORMAL), and the members that wait for the disk
+// start the next batch. On PostgreSQL the batch commits with synchronous_commit off: COMMIT
+// returns before its WAL is flushed. A crash of mgmtapi loses none of it; a power cut, or a crash
+// of the operating system or of PostgreSQL, may undo it, and the next commit that waits for the
+// disk makes it durable with its own (both logs are written in order, so no ordinary commit after
+// it is kept without it). It is for work whose loss is repaired by doing it again, never for a
+// request's change: the delivery worker's leases, routings and outcomes (a lost outcome sends
+// its notification again; deliveries are at least once), so that they hold the single SQLite
+// writer, or PostgreSQL's WAL flush, for a moment rather than for an fsync.
 func WithLazyCommit(ctx context.Context) context.Context {
 	return context.WithValue(ctx, lazyCommitKey{}, true)
 }

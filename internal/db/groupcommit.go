@@ -106,6 +106,10 @@ type groupMember struct {
 	// handover answers memberCommitting (PostgreSQL): the batch's connection and the members
 	// whose work its COMMIT carries, now the member's to answer.
 	handover chan committingBatch
+	// lazyBatch tells the last member of a PostgreSQL batch that every member kept asked for
+	// WithLazyCommit: its COMMIT runs with synchronous_commit off. Written before the send on
+	// last, read after the receive.
+	lazyBatch bool
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
@@ -242,6 +246,8 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 					default:
 					}
 				}
+				// the member's COMMIT may skip the WAL flush when no member of the batch waits for it
+				m.lazyBatch = next == nil && lazyCommit(m.ctx) && everyLazy(kept)
 				m.last <- next == nil
 				outcome = <-m.finished
 			}
@@ -286,6 +292,16 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	}
 	g.finish(kept, commitErr)
 	return left
+}
+
+// everyLazy says whether every one of members asked for WithLazyCommit (true for none).
+func everyLazy(members []*groupMember) bool {
+	for _, m := range members {
+		if !lazyCommit(m.ctx) {
+			return false
+		}
+	}
+	return true
 }
 
 // finish tells each kept member its batch's outcome: nil once the COMMIT succeeded (counted), else
@@ -583,6 +599,10 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 	}
 	batch.Queue(release)
 	whats = append(whats, "commit")
+	if last && m.lazyBatch {
+		batch.Queue(`SET LOCAL synchronous_commit = off`)
+		whats = append(whats, "commit")
+	}
 	if last {
 		batch.Queue(`COMMIT`)
 	} else {

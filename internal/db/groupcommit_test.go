@@ -593,3 +593,42 @@ func TestLazyCommitsNeverCarryAWriteThatWaitsForTheDisk(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyCommitsKeepEveryRow has lazy and ordinary writers commit at once on both engines (on
+// PostgreSQL a batch of lazy members only commits with synchronous_commit off): every
+// transaction's row is kept, and a lazy transaction alone is committed when InTx returns.
+func TestLazyCommitsKeepEveryRow(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		const writers, each = 16, 10
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := context.Background()
+				if w%2 == 0 {
+					ctx = db.WithLazyCommit(ctx)
+				}
+				for i := range each {
+					if err := d.InTx(ctx, func(tx *db.Tx) error {
+						_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, fmt.Sprint(w, "-", i), tx.Now.UnixMicro())
+						return err
+					}); err != nil {
+						t.Error(err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		lazy := db.WithLazyCommit(context.Background())
+		if err := d.InTx(lazy, func(tx *db.Tx) error {
+			_, err := tx.ExecContext(lazy, `INSERT INTO gc_rows (id, at) VALUES ('alone', 0)`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(rowIDs(t, d)); got != writers*each+1 {
+			t.Errorf("rows = %d, want %d", got, writers*each+1)
+		}
+	})
+}

@@ -2,9 +2,12 @@ package notifyexpr
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/gob"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -30,8 +33,11 @@ import (
 const childVariable = "MGMTAPI_NOTIFYEXPR_CHILD"
 
 func init() {
+	// what entities hold inside interfaces (routers add a definition's labels as a
+	// map[string]string); []string and the other basic types gob knows already
 	gob.Register(map[string]any{})
 	gob.Register([]any{})
+	gob.Register(map[string]string{})
 	if os.Getenv(childVariable) == "1" {
 		os.Exit(serveChild(os.Stdin, os.Stdout))
 	}
@@ -99,8 +105,6 @@ type child struct {
 	mu       sync.Mutex
 	cmd      *exec.Cmd
 	stdin    io.WriteCloser
-	requests *gob.Encoder
-	input    *bufio.Writer
 	answers  chan childAnswer // closed when the child's stdout ends
 	owed     int              // requests sent whose answers were not read
 	failedAt time.Time
@@ -129,17 +133,53 @@ func (c *child) evaluate(ctx context.Context, req childRequest) (childAnswer, bo
 			return a, ok
 		}
 	}
-	if err := c.requests.Encode(req); err != nil {
-		c.stop()
+	msg, err := requestMessage(req)
+	if err != nil { // a value gob cannot carry: evaluated here, the child untouched
 		return childAnswer{}, false
 	}
-	if err := c.input.Flush(); err != nil {
+	if _, err := c.stdin.Write(msg); err != nil {
 		c.stop()
 		return childAnswer{}, false
 	}
 	c.owed++
 	a, ok, _ := c.answer(ctx, wait.C)
 	return a, ok
+}
+
+// requestMessage is req as the child reads it: its length (4 bytes, big-endian), then req in gob
+// by an encoder of its own, so that a request that cannot be encoded leaves nothing half-sent.
+func requestMessage(req childRequest) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Write(make([]byte, 4))
+	if err := gob.NewEncoder(&buf).Encode(req); err != nil {
+		return nil, err
+	}
+	msg := buf.Bytes()
+	binary.BigEndian.PutUint32(msg, uint32(len(msg)-4))
+	return msg, nil
+}
+
+// maxRequestBytes bounds a request the child reads (a template is at most MaxSourceLen, an entity
+// a few kilobytes).
+const maxRequestBytes = 16 << 20
+
+// readRequest reads one request of requestMessage's form.
+func readRequest(in *bufio.Reader) (childRequest, error) {
+	var head [4]byte
+	if _, err := io.ReadFull(in, head[:]); err != nil {
+		return childRequest{}, err
+	}
+	n := binary.BigEndian.Uint32(head[:])
+	if n > maxRequestBytes {
+		return childRequest{}, fmt.Errorf("a request of %d bytes", n)
+	}
+	msg := make([]byte, n)
+	if _, err := io.ReadFull(in, msg); err != nil {
+		return childRequest{}, err
+	}
+	var req childRequest
+	err := gob.NewDecoder(bytes.NewReader(msg)).Decode(&req)
+	return req, err
 }
 
 // answer waits for the child's next answer, which settles one owed. done is true when it ends
@@ -207,8 +247,6 @@ func (c *child) start() error {
 		}
 	}()
 	c.cmd, c.stdin, c.answers = cmd, stdin, answers
-	c.input = bufio.NewWriter(stdin)
-	c.requests = gob.NewEncoder(c.input)
 	return nil
 }
 
@@ -225,7 +263,7 @@ func (c *child) stop() {
 		}
 		_ = cmd.Wait()
 	}()
-	c.cmd, c.stdin, c.requests, c.input, c.answers, c.owed = nil, nil, nil, nil, nil, 0
+	c.cmd, c.stdin, c.answers, c.owed = nil, nil, nil, 0
 }
 
 // stderrCopy copies the child's stderr (a panic's trace) to this process's; being no *os.File,
@@ -241,7 +279,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	runtime.LockOSThread() // the CPU clock of the time bound is this thread's
 	lowerPriority()
-	requests := gob.NewDecoder(bufio.NewReader(in))
+	requests := bufio.NewReader(in)
 	output := bufio.NewWriter(out)
 	answers := gob.NewEncoder(output)
 	ctx := context.Background()
@@ -249,12 +287,15 @@ func serveChild(in io.Reader, out io.Writer) int {
 		ctx = context.WithValue(ctx, cpuClockKey{}, threadCPU)
 	}
 	for {
-		var req childRequest
-		if err := requests.Decode(&req); err != nil {
+		req, err := readRequest(requests)
+		if err == io.EOF {
 			return 0
 		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "notification template child:", err)
+			return 1
+		}
 		var a childAnswer
-		var err error
 		if req.Condition {
 			a.Holds, err = EvalConditionContext(ctx, req.Src, req.Entity)
 		} else {

@@ -24,11 +24,16 @@ func TestOffloadedEvaluationsAnswerAsInProcess(t *testing.T) {
 	// Fails on its steps or its time, whichever bound it meets first here or there.
 	const tooLong = `{% for i in range(1000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}`
 	conditions := []string{`alert.status == "Triggered"`, `case.alertCount > 0`, `alertDef.priority in ["P1", "P2"]`, `alert.status ==`}
+	templates = append(templates, `{{ alertDef.entityLabels.team }} {{ alertDef.groupByKeys | join(",") }}`)
 	offloaded := Offloaded(context.Background())
 	for _, typ := range []string{EntityAlerts, EntityCases} {
 		entity, err := SampleEntity(typ, "")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if typ == EntityAlerts { // as the routing decorates an alert with its definition
+			ad := entity["alertDef"].(map[string]any)
+			ad["entityLabels"], ad["groupByKeys"] = map[string]string{"team": "storage"}, []string{"host", "pod"}
 		}
 		for _, src := range templates {
 			want, wantErr := Render(src, entity)
@@ -160,6 +165,30 @@ func TestAbandonedOffloadedEvaluationLeavesTheChildToTheNext(t *testing.T) {
 	got, err := RenderContext(Offloaded(context.Background()), `{{ alert.status }}`, entity)
 	if err != nil || got != "Triggered" {
 		t.Fatalf("the next evaluation: %q, %v; want its own answer", got, err)
+	}
+	if childPID(t) != first {
+		t.Fatal("the child was replaced")
+	}
+}
+
+// An entity holding a value the child's encoding cannot carry is evaluated in this process, with
+// the same answer, and leaves the child as it was.
+func TestAnEntityTheChildCannotTakeIsEvaluatedHere(t *testing.T) {
+	offloaded := Offloaded(context.Background())
+	entity, _ := SampleEntity(EntityAlerts, "")
+	if _, err := RenderContext(offloaded, `{{ alert.status }}`, entity); err != nil {
+		t.Fatal(err)
+	}
+	first := childPID(t)
+	type unregistered struct{ A int }
+	entity["extra"] = unregistered{A: 7}
+	got, err := RenderContext(offloaded, `{{ alert.status }} {{ extra.A }}`, entity)
+	if want, wantErr := Render(`{{ alert.status }} {{ extra.A }}`, entity); got != want || !sameFailure(err, wantErr) {
+		t.Fatalf("offloaded %q, %v; in process %q, %v", got, err, want, wantErr)
+	}
+	delete(entity, "extra")
+	if got, err := RenderContext(offloaded, `{{ alert.status }}`, entity); err != nil || got != "Triggered" {
+		t.Fatalf("the next evaluation: %q, %v", got, err)
 	}
 	if childPID(t) != first {
 		t.Fatal("the child was replaced")

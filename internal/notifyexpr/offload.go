@@ -224,7 +224,8 @@ func (c *child) start() error {
 	// The child is started from a thread of its own set to the lowest priority, which it
 	// inherits from its first instruction (its runtime's start and its packages' initialisation
 	// included); the thread ends with the goroutine, as its priority cannot be raised back
-	// without privileges.
+	// without privileges (when that was the main thread, the runtime parks it for good instead:
+	// it runs nothing more, though ps shows the process's nice as 19).
 	started := make(chan error, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked

@@ -23,7 +23,7 @@ import (
 //
 // A template that renders for 200 ms in the delivery worker takes that CPU, and leaves its
 // garbage, in the process that serves the requests: pacing it there (Paced) still left ingest's
-// p99 1.5 to 1.7 times higher (docs/performance.md). An offloaded evaluation runs in a child
+// p99 1.4 to 1.5 times higher (docs/performance.md). An offloaded evaluation runs in a child
 // process of the same executable instead, at the lowest CPU priority (nice 19), with a garbage
 // collector of its own: the kernel gives the cores to the server's threads first, and the
 // child's time bound counts the CPU it got, not the time it waited for it.

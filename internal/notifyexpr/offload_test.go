@@ -66,11 +66,7 @@ func TestOffloadedEvaluationsAnswerAsInProcess(t *testing.T) {
 // A child that dies is replaced at the next evaluation, which still answers.
 func TestOffloadedEvaluationOutlivesItsChild(t *testing.T) {
 	offloaded := Offloaded(context.Background())
-	entity, _ := SampleEntity(EntityAlerts, "")
-	if _, err := RenderContext(offloaded, `{{ alert.status }}`, entity); err != nil {
-		t.Fatal(err)
-	}
-	first := childPID(t)
+	entity, first := runningChild(t)
 	p, err := os.FindProcess(first)
 	if err != nil {
 		t.Fatal(err)
@@ -137,6 +133,17 @@ func sameFailure(a, b error) bool {
 	return a.Error() == b.Error()
 }
 
+// runningChild has the evaluation child answer one evaluation, and answers a sample alert entity
+// and the child's process id.
+func runningChild(t *testing.T) (map[string]any, int) {
+	t.Helper()
+	entity, _ := SampleEntity(EntityAlerts, "")
+	if _, err := RenderContext(Offloaded(context.Background()), `{{ alert.status }}`, entity); err != nil {
+		t.Fatal(err)
+	}
+	return entity, childPID(t)
+}
+
 // childPID is the process id of the evaluation child, which must be running.
 func childPID(t *testing.T) int {
 	t.Helper()
@@ -151,11 +158,7 @@ func childPID(t *testing.T) int {
 // An evaluation whose caller goes away answers the caller's context's end at once; the child
 // keeps running, and the next evaluation gets its own answer, not the one left behind.
 func TestAbandonedOffloadedEvaluationLeavesTheChildToTheNext(t *testing.T) {
-	entity, _ := SampleEntity(EntityAlerts, "")
-	if _, err := RenderContext(Offloaded(context.Background()), `{{ alert.status }}`, entity); err != nil {
-		t.Fatal(err)
-	}
-	first := childPID(t)
+	entity, first := runningChild(t)
 	ctx, cancel := context.WithTimeout(Offloaded(context.Background()), time.Millisecond)
 	defer cancel()
 	const slow = `{% for i in range(300) %}{% for j in range(300) %}{% endfor %}{% endfor %}slow`
@@ -175,11 +178,7 @@ func TestAbandonedOffloadedEvaluationLeavesTheChildToTheNext(t *testing.T) {
 // the same answer, and leaves the child as it was.
 func TestAnEntityTheChildCannotTakeIsEvaluatedHere(t *testing.T) {
 	offloaded := Offloaded(context.Background())
-	entity, _ := SampleEntity(EntityAlerts, "")
-	if _, err := RenderContext(offloaded, `{{ alert.status }}`, entity); err != nil {
-		t.Fatal(err)
-	}
-	first := childPID(t)
+	entity, first := runningChild(t)
 	type unregistered struct{ A int }
 	entity["extra"] = unregistered{A: 7}
 	got, err := RenderContext(offloaded, `{{ alert.status }} {{ extra.A }}`, entity)

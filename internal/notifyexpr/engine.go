@@ -535,7 +535,7 @@ func (b *budget) yield(now time.Time) {
 		ran := now.Sub(b.ranSince)
 		wait := ran * (100 - pacedShare) / pacedShare
 		for waited := time.Duration(0); waited < wait && b.busy(); {
-			step := min(wait-waited, yieldEvery)
+			step := min(wait-waited, pacedStep)
 			time.Sleep(step)
 			waited += step
 		}
@@ -554,6 +554,12 @@ func (b *budget) yield(now time.Time) {
 // core until the scheduler preempts it (about 10 ms), and a request that became ready meanwhile
 // waits that long.
 const yieldEvery = 200 * time.Microsecond
+
+// pacedStep bounds one sleep of a paced evaluation that steps aside: it asks again whether
+// foreground work is under way after each. Each sleep and wake costs CPU of its own (in the
+// evaluation child, 200 µs steps cost it about half as much CPU again as the evaluation), and
+// a sleep lasts longer than asked: most steps aside are one sleep.
+const pacedStep = time.Millisecond
 
 // pacedShare is the percentage of a core a paced evaluation takes while foreground work is
 // under way.

@@ -14,9 +14,12 @@ import (
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/foreground"
 )
 
 // Offloaded evaluations run in a child process.
@@ -26,11 +29,20 @@ import (
 // p99 1.4 to 1.5 times higher (docs/performance.md). An offloaded evaluation runs in a child
 // process of the same executable instead, at the lowest CPU priority (nice 19), with a garbage
 // collector of its own: the kernel gives the cores to the server's threads first, and the
-// child's time bound counts the CPU it got, not the time it waited for it.
+// child's time bound counts the CPU it got, not the time it waited for it. A paced evaluation is
+// paced in the child too, by the count of requests the server is answering
+// (internal/foreground), which the child reads from memory the two processes share: even at
+// nice 19 a child that computes without pause cost ingest's p99 about a fifth more on a 2-core
+// machine, and a quarter of a core while requests are answered brought it back to the base
+// (docs/performance.md).
 
 // childVariable set to "1" in a process's environment makes it an evaluation child: package
 // initialisation serves evaluations on stdin and stdout and exits, before main or the tests.
 const childVariable = "MGMTAPI_NOTIFYEXPR_CHILD"
+
+// foregroundVariable in a child's environment is the descriptor of the parent's request count
+// (foreground.File), which the child inherits.
+const foregroundVariable = "MGMTAPI_NOTIFYEXPR_FOREGROUND_FD"
 
 func init() {
 	// what entities hold inside interfaces (routers add a definition's labels as a
@@ -59,12 +71,16 @@ func offload(ctx context.Context, req childRequest) (a childAnswer, ok bool) {
 	if on, _ := ctx.Value(offloadKey{}).(bool); !on {
 		return childAnswer{}, false
 	}
+	req.Paced = ctx.Value(pacedKey{}) != nil
 	return evaluationChild.evaluate(ctx, req)
 }
 
-// childRequest is one evaluation sent to the child: src as a condition, or as a template.
+// childRequest is one evaluation sent to the child: src as a condition, or as a template. Paced
+// asks the child to pace it by the parent's requests (as Paced does here, with
+// foreground.Serving for busy).
 type childRequest struct {
 	Condition bool
+	Paced     bool
 	Src       string
 	Entity    map[string]any
 }
@@ -211,7 +227,11 @@ func (c *child) start() error {
 		return err
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childVariable+"=1")
+	cmd.Env = append(os.Environ(), childVariable+"=1", "GOMAXPROCS=1")
+	if f := foreground.File(); f != nil {
+		cmd.ExtraFiles = []*os.File{f} // the child's descriptor 3
+		cmd.Env = append(cmd.Env, foregroundVariable+"=3")
+	}
 	cmd.Stderr = stderrCopy{}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -273,13 +293,19 @@ type stderrCopy struct{}
 
 func (stderrCopy) Write(p []byte) (int, error) { return os.Stderr.Write(p) }
 
-// serveChild is the child's life: it lowers its own priority, then answers the evaluations it
-// reads until its stdin ends (the parent is gone). Interrupts are the parent's to handle: the
-// child ends with its stdin, so that a parent shutting down can still evaluate.
+// serveChild is the child's life: it lowers its own priority and attaches to the parent's
+// request count, then answers the evaluations it reads until its stdin ends (the parent is gone).
+// Interrupts are the parent's to handle: the child ends with its stdin, so that a parent shutting
+// down can still evaluate. Without the parent's count, paced evaluations run unpaced.
 func serveChild(in io.Reader, out io.Writer) int {
 	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	runtime.LockOSThread() // the CPU clock of the time bound is this thread's
 	lowerPriority()
+	if fd, err := strconv.Atoi(os.Getenv(foregroundVariable)); err == nil {
+		if err := foreground.Attach(os.NewFile(uintptr(fd), "foreground")); err != nil {
+			fmt.Fprintln(os.Stderr, "notification template child: evaluations are not paced:", err)
+		}
+	}
 	requests := bufio.NewReader(in)
 	output := bufio.NewWriter(out)
 	answers := gob.NewEncoder(output)
@@ -297,10 +323,14 @@ func serveChild(in io.Reader, out io.Writer) int {
 			return 1
 		}
 		var a childAnswer
+		evalCtx := ctx
+		if req.Paced {
+			evalCtx = Paced(ctx, foreground.Serving)
+		}
 		if req.Condition {
-			a.Holds, err = EvalConditionContext(ctx, req.Src, req.Entity)
+			a.Holds, err = EvalConditionContext(evalCtx, req.Src, req.Entity)
 		} else {
-			a.Out, err = RenderContext(ctx, req.Src, req.Entity)
+			a.Out, err = RenderContext(evalCtx, req.Src, req.Entity)
 		}
 		if e, ok := err.(*Error); ok {
 			a.Err = e

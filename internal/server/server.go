@@ -22,6 +22,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/foreground"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -314,6 +315,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if api {
 		h.serving.Add(1)
 		defer h.serving.Add(-1)
+		foreground.Enter() // the process's count, which its evaluation child reads
+		defer foreground.Leave()
 	}
 	if api && h.admission != nil {
 		entered, ok := h.admission.enter(ctx)

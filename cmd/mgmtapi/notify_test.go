@@ -58,7 +58,8 @@ func TestServeSendsTheOutbox(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 		if _, metrics := p.get(t, "/metrics", ""); !strings.Contains(metrics, `mgmtapi_deliveries_total{outcome="sent"} 1`) ||
-			!strings.Contains(metrics, "mgmtapi_delivery_attempt_duration_seconds_count 1") {
+			!strings.Contains(metrics, "mgmtapi_delivery_attempt_duration_seconds_count 1") ||
+			!strings.Contains(metrics, "\nmgmtapi_notification_evaluation_paced_seconds_total ") {
 			t.Errorf("metrics:\n%s", metrics)
 		}
 		if err := p.stop(); err != nil {

@@ -21,6 +21,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectortypes"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 )
 
 // Options configure a Worker; zero values take the defaults named.
@@ -115,13 +116,15 @@ type Worker struct {
 	events      *prometheus.CounterVec
 	attemptTime prometheus.Histogram
 	sending     prometheus.Gauge
+	// paced is the time evaluations stepped aside for requests (notifyexpr.PacedWaiting).
+	paced prometheus.CounterFunc
 }
 
 // Collectors are the worker's series for /metrics: mgmtapi_deliveries_total{outcome},
 // mgmtapi_delivery_attempt_duration_seconds, mgmtapi_deliveries_in_flight,
-// mgmtapi_notification_events_total{outcome}.
+// mgmtapi_notification_events_total{outcome}, mgmtapi_notification_evaluation_paced_seconds_total.
 func (w *Worker) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{w.outcomes, w.attemptTime, w.sending, w.events}
+	return []prometheus.Collector{w.outcomes, w.attemptTime, w.sending, w.events, w.paced}
 }
 
 type connectorKey struct {
@@ -155,6 +158,10 @@ func NewWorker(opts Options) *Worker {
 			Name: "mgmtapi_deliveries_in_flight",
 			Help: "Notification delivery attempts in flight in this process.",
 		}),
+		paced: prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "mgmtapi_notification_evaluation_paced_seconds_total",
+			Help: "Time the worker's conditions and templates stepped aside while requests were answered (this process and its evaluation child).",
+		}, func() float64 { return notifyexpr.PacedWaiting().Seconds() }),
 	}
 }
 

@@ -32,6 +32,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -540,6 +541,7 @@ func (b *budget) yield(now time.Time) {
 			waited += step
 		}
 		resumed := time.Now()
+		pacedWaiting.Add(int64(resumed.Sub(now)))
 		b.deadline = b.deadline.Add(resumed.Sub(now))
 		b.ranSince = resumed
 	} else {
@@ -566,6 +568,15 @@ const pacedStep = time.Millisecond
 const pacedShare = 25
 
 type pacedKey struct{}
+
+// pacedWaiting is the time paced evaluations of this process have stepped aside, with the time
+// its evaluation child reported for the evaluations it answered (nanoseconds).
+var pacedWaiting atomic.Int64
+
+// PacedWaiting is the time paced evaluations have stepped aside so far while requests were
+// answered, in this process and in its evaluation child: how much background templates were
+// slowed so that requests were not.
+func PacedWaiting() time.Duration { return time.Duration(pacedWaiting.Load()) }
 
 // Paced returns ctx with pacing for the evaluations of RenderContext and EvalConditionContext
 // under it: while busy reports foreground work (requests being served), an evaluation runs

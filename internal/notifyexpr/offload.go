@@ -86,13 +86,15 @@ type childRequest struct {
 }
 
 // childAnswer is the child's answer: the rendering or the condition's value, or the failure (an
-// *Error, or Other's text for any other). cancelled is the caller's context's end, when it ended
-// before the answer came (never sent).
+// *Error, or Other's text for any other), and the time the evaluation stepped aside (Waited,
+// counted in PacedWaiting here). cancelled is the caller's context's end, when it ended before
+// the answer came (never sent).
 type childAnswer struct {
 	Out       string
 	Holds     bool
 	Err       *Error
 	Other     string
+	Waited    time.Duration
 	cancelled error
 }
 
@@ -209,6 +211,7 @@ func (c *child) answer(ctx context.Context, timeout <-chan time.Time) (a childAn
 			return childAnswer{}, false, true
 		}
 		c.owed--
+		pacedWaiting.Add(int64(a.Waited))
 		return a, true, false
 	case <-ctx.Done():
 		return childAnswer{cancelled: ctx.Err()}, true, true
@@ -323,6 +326,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 			return 1
 		}
 		var a childAnswer
+		waited := pacedWaiting.Load()
 		evalCtx := ctx
 		if req.Paced {
 			evalCtx = Paced(ctx, foreground.Serving)
@@ -332,6 +336,7 @@ func serveChild(in io.Reader, out io.Writer) int {
 		} else {
 			a.Out, err = RenderContext(evalCtx, req.Src, req.Entity)
 		}
+		a.Waited = time.Duration(pacedWaiting.Load() - waited)
 		if e, ok := err.(*Error); ok {
 			a.Err = e
 		} else if err != nil {

@@ -17,6 +17,7 @@ func TestPacedEvaluationStepsAsideAndStillRenders(t *testing.T) {
 	}
 	var asked atomic.Int64
 	busy := func() bool { asked.Add(1); return true }
+	waitedBefore := PacedWaiting()
 	got, err := RenderContext(Paced(context.Background(), busy), loop, entity())
 	if err != nil {
 		t.Fatalf("paced, always busy: %v (the time it waited counts against its bound)", err)
@@ -26,6 +27,9 @@ func TestPacedEvaluationStepsAsideAndStillRenders(t *testing.T) {
 	}
 	if asked.Load() == 0 {
 		t.Fatal("the paced render never asked whether requests were being served")
+	}
+	if PacedWaiting() == waitedBefore {
+		t.Fatal("PacedWaiting did not count the time the paced render stepped aside")
 	}
 
 	asked.Store(0)

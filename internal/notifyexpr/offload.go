@@ -32,9 +32,11 @@ import (
 // child's time bound counts the CPU it got, not the time it waited for it. A paced evaluation is
 // paced in the child too, by the count of requests the server is answering
 // (internal/foreground), which the child reads from memory the two processes share: even at
-// nice 19 a child that computes without pause cost ingest's p99 about a fifth more on a 2-core
-// machine, and a quarter of a core while requests are answered brought it back to the base
-// (docs/performance.md).
+// nice 19 a child that computes without pause cost ingest's p99 a fifth to two fifths more on a
+// 2-core machine, and a quarter of a core while requests are answered brought that to about a
+// tenth (docs/performance.md). The share is of the time that passes, not of the CPU the child
+// got: on saturated cores the child, at nice 19, gets a sliver of that time, and then a quarter
+// of the sliver; pacing by its CPU instead cost the requests 1.26–1.29× where this is 1.03–1.17×.
 
 // childVariable set to "1" in a process's environment makes it an evaluation child: package
 // initialisation serves evaluations on stdin and stdout and exits, before main or the tests.

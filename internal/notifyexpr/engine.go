@@ -473,11 +473,13 @@ type budget struct {
 	steps    int
 	deadline time.Time
 	exceeded *Error
-	// yieldAt is when the evaluation next lets other goroutines run (see spend); ranSince is
-	// when it last resumed.
-	yieldAt, ranSince time.Time
-	// busy is the pacing of Paced, nil when the evaluation is not paced.
-	busy func() bool
+	// yieldAt is when the evaluation next lets other goroutines run (see spend).
+	yieldAt time.Time
+	// busy is the pacing of Paced, nil when the evaluation is not paced; askAt is when spend
+	// next asks it (after a step aside that ended with requests still under way, the
+	// evaluation runs pacedRun before it asks again).
+	busy  func() bool
+	askAt time.Time
 	// cpu, when set, is the clock the time bound counts (the evaluation child's CPU time), read
 	// only once the wall clock passes the deadline; cpuStart is its reading at the start.
 	cpu      func() time.Duration
@@ -487,7 +489,7 @@ type budget struct {
 func newBudget(ctx context.Context) *budget {
 	now := time.Now()
 	busy, _ := ctx.Value(pacedKey{}).(func() bool)
-	b := &budget{steps: MaxSteps, deadline: now.Add(Timeout), yieldAt: now.Add(yieldEvery), ranSince: now, busy: busy}
+	b := &budget{steps: MaxSteps, deadline: now.Add(Timeout), yieldAt: now.Add(yieldEvery), busy: busy}
 	if cpu, ok := ctx.Value(cpuClockKey{}).(func() time.Duration); ok {
 		b.cpu, b.cpuStart = cpu, cpu()
 	}
@@ -513,8 +515,11 @@ func (b *budget) spend(n int) error {
 			return b.exceeded
 		}
 	}
-	if now.After(b.yieldAt) {
-		b.yield(now)
+	if b.busy != nil && !now.Before(b.askAt) && b.busy() {
+		b.stepAside(now)
+	} else if now.After(b.yieldAt) {
+		runtime.Gosched()
+		b.yieldAt = time.Now().Add(yieldEvery)
 	}
 	return nil
 }
@@ -528,27 +533,32 @@ func (b *budget) cpuUsed() time.Duration {
 	return b.cpu() - b.cpuStart
 }
 
-// yield lets waiting goroutines run. A paced evaluation also steps aside while its pacing says
-// foreground work is under way, for pacedShare's complement of the time: the deadline moves by
-// the time it waited, so pacing never makes an evaluation fail its time bound.
-func (b *budget) yield(now time.Time) {
-	if b.busy != nil && b.busy() {
-		ran := now.Sub(b.ranSince)
-		wait := ran * (100 - pacedShare) / pacedShare
-		for waited := time.Duration(0); waited < wait && b.busy(); {
-			step := min(wait-waited, pacedStep)
-			time.Sleep(step)
-			waited += step
-		}
-		resumed := time.Now()
-		pacedWaiting.Add(int64(resumed.Sub(now)))
-		b.deadline = b.deadline.Add(resumed.Sub(now))
-		b.ranSince = resumed
-	} else {
-		runtime.Gosched()
-		b.ranSince = time.Now()
+// stepAside is a paced evaluation's answer to foreground work under way: it sleeps until the
+// work is done, for pacedAside at most. If requests are still being answered then, it runs
+// pacedRun before it asks again, so that it keeps a small share of a core (pacedRun ÷
+// (pacedRun + pacedAside)) when requests never stop. The deadline moves by the time it slept,
+// and the CPU its sleeps and wakes used is not counted (a render beside an endless request
+// wakes fifty times for each pacedRun), so pacing never makes an evaluation fail its time bound.
+func (b *budget) stepAside(now time.Time) {
+	if b.cpu != nil {
+		before := b.cpu()
+		defer func() { b.cpuStart += b.cpu() - before }()
 	}
-	b.yieldAt = time.Now().Add(yieldEvery)
+	stillBusy := true
+	for time.Since(now) < pacedAside {
+		time.Sleep(pacedStep)
+		if !b.busy() {
+			stillBusy = false
+			break
+		}
+	}
+	resumed := time.Now()
+	pacedWaiting.Add(int64(resumed.Sub(now)))
+	b.deadline = b.deadline.Add(resumed.Sub(now))
+	if stillBusy {
+		b.askAt = resumed.Add(pacedRun)
+	}
+	b.yieldAt = resumed.Add(yieldEvery)
 }
 
 // yieldEvery is how long an evaluation runs before it lets waiting goroutines run. A long
@@ -557,15 +567,19 @@ func (b *budget) yield(now time.Time) {
 // waits that long.
 const yieldEvery = 200 * time.Microsecond
 
-// pacedStep bounds one sleep of a paced evaluation that steps aside: it asks again whether
+// pacedStep is one sleep of a paced evaluation that steps aside: it asks again whether
 // foreground work is under way after each. Each sleep and wake costs CPU of its own (in the
 // evaluation child, 200 µs steps cost it about half as much CPU again as the evaluation), and
-// a sleep lasts longer than asked: most steps aside are one sleep.
+// a sleep lasts longer than asked.
 const pacedStep = time.Millisecond
 
-// pacedShare is the percentage of a core a paced evaluation takes while foreground work is
-// under way.
-const pacedShare = 25
+// pacedAside and pacedRun are a paced evaluation's share while requests never stop being
+// answered: it steps aside for pacedAside, then runs pacedRun without asking, about 2 % of a
+// core. Between requests it runs freely, and it steps aside at its next step once one begins.
+const (
+	pacedAside = 10 * time.Millisecond
+	pacedRun   = 200 * time.Microsecond
+)
 
 type pacedKey struct{}
 
@@ -579,10 +593,10 @@ var pacedWaiting atomic.Int64
 func PacedWaiting() time.Duration { return time.Duration(pacedWaiting.Load()) }
 
 // Paced returns ctx with pacing for the evaluations of RenderContext and EvalConditionContext
-// under it: while busy reports foreground work (requests being served), an evaluation runs
-// about a quarter of the time and sleeps the rest, so templates rendered in the background
-// (the delivery worker's) do not take the cores requests need. Its time bound counts only the
-// time it ran.
+// under it: an evaluation asks busy at each of its steps, and while busy reports foreground work
+// (requests being served) it sleeps, taking about 2 % of a core when that work never stops
+// (pacedAside, pacedRun), so templates rendered in the background (the delivery worker's) do
+// not take the cores requests need. Its time bound counts only the time it ran.
 func Paced(ctx context.Context, busy func() bool) context.Context {
 	return context.WithValue(ctx, pacedKey{}, busy)
 }

@@ -33,10 +33,10 @@ import (
 // paced in the child too, by the count of requests the server is answering
 // (internal/foreground), which the child reads from memory the two processes share: even at
 // nice 19 a child that computes without pause cost ingest's p99 a fifth to two fifths more on a
-// 2-core machine, and a quarter of a core while requests are answered brought that to about a
-// tenth (docs/performance.md). The share is of the time that passes, not of the CPU the child
-// got: on saturated cores the child, at nice 19, gets a sliver of that time, and then a quarter
-// of the sliver; pacing by its CPU instead cost the requests 1.26–1.29× where this is 1.03–1.17×.
+// 2-core machine. So the child computes between requests, stops at its next step once one
+// begins, and takes about 2 % of a core while requests never stop (docs/performance.md). The
+// share is of the time that passes, not of the CPU the child got: on saturated cores the child,
+// at nice 19, gets a sliver of that time; pacing by its CPU instead cost the requests more.
 
 // childVariable set to "1" in a process's environment makes it an evaluation child: package
 // initialisation serves evaluations on stdin and stdout and exits, before main or the tests.

@@ -113,6 +113,30 @@ func TestCPUClockedBudgetCountsTheCPU(t *testing.T) {
 	}
 }
 
+// The CPU a paced evaluation uses while it steps aside (its sleeps and wakes) does not count
+// against its time bound: beside an endless request those would fail a template the bound
+// allows.
+func TestSteppingAsideCountsNoCPUAgainstTheBound(t *testing.T) {
+	var used time.Duration
+	asks := 0
+	busy := func() bool { // each ask costs a quarter of the bound; the third finds no request
+		asks++
+		used += Timeout / 4
+		return asks < 3
+	}
+	ctx := context.WithValue(Paced(context.Background(), busy), cpuClockKey{}, func() time.Duration { return used })
+	b := newBudget(ctx)
+	if err := b.spend(1); err != nil {
+		t.Fatal(err)
+	}
+	if asks != 3 {
+		t.Fatalf("the evaluation asked %d times; want once at its step and twice stepping aside", asks)
+	}
+	if got := b.cpuUsed(); got != Timeout/4 {
+		t.Fatalf("the bound counts %s of CPU; want %s, the step's, not the %s used stepping aside", got, Timeout/4, Timeout/2)
+	}
+}
+
 func isReason(err error, r Reason) bool {
 	e, ok := err.(*Error)
 	return ok && e.Reason == r

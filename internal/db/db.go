@@ -62,6 +62,9 @@ type DB struct {
 	reads *preparedReads
 	// lookups serves LookupText on SQLite (see lookupPool).
 	lookups *lookupPool
+	// answers keeps LookupText's answers on SQLite when no other process may write the file;
+	// nil otherwise (see answerCache).
+	answers *answerCache
 	now     func() time.Time
 	newID   func() string
 	group   *groupCommitter
@@ -110,7 +113,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	d.group = newGroupCommitter(d.write, d.Engine)
+	d.group = newGroupCommitter(d.write, d.Engine, d.answers)
 	return d, nil
 }
 
@@ -142,6 +145,9 @@ func openPostgres(rawURL string) (*DB, error) {
 // it is one, and it alone writes, so its cache stays valid between its transactions.
 const readCacheKiB = 256
 
+// sqliteFile is the name of the SQLite database in the data directory.
+const sqliteFile = "mgmtapi.db"
+
 // readConnections is the size of SQLite's read pool. Its connections, and LookupText's, are
 // opened at start and kept open (see openReadConnections).
 const readConnections = 8
@@ -153,7 +159,7 @@ func openSQLite(dir string, shared bool) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	path := filepath.Join(dir, "mgmtapi.db")
+	path := filepath.Join(dir, sqliteFile)
 	// The pragmas ride in the DSN so that every connection of the pool gets them.
 	pragmas := []string{
 		"_pragma=journal_mode(WAL)",
@@ -181,8 +187,15 @@ func openSQLite(dir string, shared bool) (*DB, error) {
 	}
 	read.SetMaxOpenConns(readConnections)
 	read.SetMaxIdleConns(readConnections)
-	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read),
-		lookups: newLookupPool(read.Driver(), readDSN), sqliteDSN: base, dataDir: dir}, nil
+	d := &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read),
+		lookups: newLookupPool(read.Driver(), readDSN), sqliteDSN: base, dataDir: dir}
+	if !shared {
+		if d.answers, err = openAnswerCache(dir); err != nil {
+			d.Close()
+			return nil, err
+		}
+	}
+	return d, nil
 }
 
 // Close waits for the write transactions in progress, then releases the connections. Write
@@ -196,6 +209,10 @@ func (d *DB) Close() error {
 	}
 	if d.lookups != nil {
 		d.lookups.close()
+	}
+	if d.answers != nil {
+		closeAnswerCache(d.answers)
+		d.answers = nil
 	}
 	err := d.write.Close()
 	if d.read != d.write {
@@ -423,6 +440,10 @@ func (d *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
 // inOwnTx runs fn in a transaction of its own on the write pool: the migrations' transactions,
 // which run before the group committer takes its connection.
 func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if d.answers != nil {
+		d.answers.writing()
+		defer d.answers.written()
+	}
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

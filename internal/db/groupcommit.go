@@ -92,6 +92,8 @@ type groupCommitter struct {
 	// lazyConn says that SQLite's conn is set to commit without its fsync (synchronous NORMAL),
 	// for a batch of lazy members only (see WithLazyCommit).
 	lazyConn bool
+	// answers is told when each batch begins and ends (nil when there is no answer cache).
+	answers *answerCache
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
@@ -144,8 +146,9 @@ type committingBatch struct {
 	kept []*groupMember
 }
 
-func newGroupCommitter(pool *sql.DB, engine Engine) *groupCommitter {
+func newGroupCommitter(pool *sql.DB, engine Engine, answers *answerCache) *groupCommitter {
 	g := &groupCommitter{
+		answers:  answers,
 		engine:   engine,
 		maxGroup: maxGroup,
 		pool:     pool,
@@ -209,6 +212,10 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
+	if g.answers != nil { // every statement of the batch, BEGIN to COMMIT or ROLLBACK, is fenced
+		g.answers.writing()
+		defer g.answers.written()
+	}
 	// A SQLite batch whose first member asked for a lazy commit takes only such members: its
 	// connection is set to skip the fsync before BEGIN (SQLite refuses to change it inside a
 	// transaction), and the first member that waits for the disk starts the next batch.

@@ -189,7 +189,8 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // request's always can — both database/sql and the drivers start a goroutine per query to watch
 // it, which costs more than the lookup), and on SQLite it runs on connections of its own, outside
 // database/sql (see lookupPool). Like every read outside a transaction it sees every write
-// committed before it began.
+// committed before it began. On SQLite with the file held alone, its answers are kept between
+// write transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
 	if d.lookups == nil {
@@ -203,12 +204,31 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
+	var key []byte
+	var gen uint64
+	keep := false
+	if d.answers != nil {
+		var ok bool
+		if key, ok = answerKey(make([]byte, 0, 128), query, named); ok {
+			if text, hit := d.answers.get(key); hit {
+				return use(text)
+			}
+			gen, keep = d.answers.before()
+		}
+	}
 	c, err := d.lookups.get()
 	if err != nil {
 		return err
 	}
+	read := use
+	if keep {
+		read = func(text []byte) error {
+			d.answers.keep(key, gen, text)
+			return use(text)
+		}
+	}
 	var found bool
-	found, err = c.lookupText(ctx, query, named, use)
+	found, err = c.lookupText(ctx, query, named, read)
 	d.lookups.put(c, errors.Is(err, driver.ErrBadConn))
 	if err == nil && !found {
 		return ErrNotFound

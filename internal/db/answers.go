@@ -50,8 +50,7 @@ const (
 
 // answerCaches are the caches of the SQLite files this process has open, by the file's path with
 // its symbolic links resolved: every handle on one file shares one cache, so that a write through
-// one handle fences the lookups of the others (tests, and `mgmtapi` commands run in a server's
-// process, open a file more than once).
+// one handle fences the lookups of the others (tests open a file more than once).
 var answerCaches = struct {
 	sync.Mutex
 	byPath map[string]*answerCache

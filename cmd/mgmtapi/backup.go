@@ -11,10 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
-// sqliteFileName is the name of the database file in the data directory (see internal/db).
-const sqliteFileName = "mgmtapi.db"
+// sqliteFileName is the name of the database file in the data directory.
+const sqliteFileName = db.SQLiteFileName
 
 // backupCommand runs `mgmtapi backup` or `mgmtapi restore`, named by args[0].
 func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

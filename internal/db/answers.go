@@ -63,7 +63,7 @@ func openAnswerCache(dir string) (*answerCache, error) {
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	path, err := filepath.Abs(filepath.Join(resolved, sqliteFile))
+	path, err := filepath.Abs(filepath.Join(resolved, SQLiteFileName))
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}

@@ -145,8 +145,8 @@ func openPostgres(rawURL string) (*DB, error) {
 // it is one, and it alone writes, so its cache stays valid between its transactions.
 const readCacheKiB = 256
 
-// sqliteFile is the name of the SQLite database in the data directory.
-const sqliteFile = "mgmtapi.db"
+// SQLiteFileName is the name of the SQLite database in the data directory.
+const SQLiteFileName = "mgmtapi.db"
 
 // readConnections is the size of SQLite's read pool. Its connections, and LookupText's, are
 // opened at start and kept open (see openReadConnections).
@@ -159,7 +159,7 @@ func openSQLite(dir string, shared bool) (*DB, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
-	path := filepath.Join(dir, sqliteFile)
+	path := filepath.Join(dir, SQLiteFileName)
 	// The pragmas ride in the DSN so that every connection of the pool gets them.
 	pragmas := []string{
 		"_pragma=journal_mode(WAL)",

@@ -301,6 +301,19 @@ func (e *Env) MustTeam(t testing.TB, name string) (int64, string) {
 	return res.Team.ID, res.ApiKey.Value
 }
 
+// MustRouter creates, with the team key teamKey, a notification router of entityType ("ALERTS"
+// or "CASES") without rules: it sends nothing, but the team's writes then record their
+// notification events (db.Tx.Emit records none for a team with nothing to route them), which
+// tests of those events read.
+func (e *Env) MustRouter(t testing.TB, teamKey, entityType string) {
+	t.Helper()
+	res := e.JSON(t, http.MethodPost, "/mgmt/openapi/latest/notifications/notification-center/v1/routers", teamKey,
+		`{"router":{"name":"records events","entityType":"`+entityType+`","rules":[]}}`)
+	if res.Status != http.StatusOK {
+		t.Fatalf("create a router of %s: %d %s", entityType, res.Status, res.Body)
+	}
+}
+
 // MustKey creates, with the team key teamKey, a key holding exactly the given permissions.
 func (e *Env) MustKey(t testing.TB, teamKey string, permissions ...string) string {
 	t.Helper()

@@ -59,9 +59,60 @@ func (tx *Tx) Emit(ctx context.Context, e Event) {
 	tx.emitted = append(tx.emitted, e)
 }
 
-// recordEvents writes the emitted events, each with its snapshot.
+// routableCondition is the SQL condition, on an event's team and entity type given as the
+// placeholders team and entityType, that holds when something could route the event: the team
+// has a notification router (any, even disabled or of another entity type), or, for an
+// incident's event, an alert definition. These are what
+// internal/routers routes through (its pass.route); with neither, routing the event would give no
+// delivery, and recording it would cost every such write an outbox row and the delivery worker a
+// claim, a lease and a delete. It reads the routers as the transaction sees them: an event is
+// routed by routers that existed when its transaction wrote it (a router created later never sees
+// it, as it never sees an event routed before it).
+func routableCondition(team, entityType string) string {
+	return `(EXISTS (SELECT 1 FROM notification_routers WHERE team_id = ` + team + `)
+		OR (` + entityType + ` = 'ALERTS' AND EXISTS (SELECT 1 FROM alert_defs WHERE team_id = ` + team + `)))`
+}
+
+// recordRoutableEvent writes one event to notification_events when routableCondition holds.
+// The parameters are cast: PostgreSQL types the columns of a SELECT from its parameters alone.
+var recordRoutableEvent = `INSERT INTO notification_events
+	(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq, suppressed_by)
+	SELECT CAST($1 AS BIGINT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), CAST($5 AS TEXT),
+		CAST($6 AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS BIGINT), CAST($10 AS BIGINT),
+		CAST($11 AS TEXT)
+	WHERE ` + routableCondition("$1", "$3")
+
+// mayRoute answers, on SQLite, whether routableCondition holds for e, so that an event nothing would
+// route costs no snapshot either (its entity read and encoded). The write transaction holds
+// SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
+// without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
+// inserts. asked keeps the answers of the transaction's earlier events.
+func (tx *Tx) mayRoute(ctx context.Context, e Event, asked map[string]bool) (bool, error) {
+	if tx.Engine != SQLite {
+		return true, nil
+	}
+	key := fmt.Sprintf("%d/%t", e.TeamID, e.EntityType == "ALERTS")
+	if ok, seen := asked[key]; seen {
+		return ok, nil
+	}
+	var ok bool
+	if err := tx.QueryRowContext(ctx, `SELECT `+routableCondition("$1", "$2"), e.TeamID, e.EntityType).Scan(&ok); err != nil {
+		return false, fmt.Errorf("ask whether the %s event of %s %s can be routed: %w", e.Kind, e.EntityType, e.EntityID, err)
+	}
+	asked[key] = ok
+	return ok, nil
+}
+
+// recordEvents writes the emitted events, each with its snapshot, where something could route
+// them (routableCondition).
 func (tx *Tx) recordEvents(ctx context.Context) error {
+	asked := map[string]bool{}
 	for i, e := range tx.emitted {
+		if ok, err := tx.mayRoute(ctx, e, asked); err != nil {
+			return err
+		} else if !ok {
+			continue
+		}
 		var entity []byte
 		caseID := ""
 		if e.Snapshot != nil {
@@ -73,12 +124,10 @@ func (tx *Tx) recordEvents(ctx context.Context) error {
 		if entity == nil {
 			entity = []byte("null")
 		}
-		// Last in the transaction, and on PostgreSQL in the round trip that ends it.
+		// Last in the transaction, and on PostgreSQL in the round trip that ends it: the check
+		// for somewhere to route it costs no round trip of its own.
 		tx.ExecAtEnd(fmt.Sprintf("record the %s event of %s %s", e.Kind, e.EntityType, e.EntityID),
-			`INSERT INTO notification_events
-			(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq, suppressed_by)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			e.TeamID, tx.NewID(), e.EntityType, e.EntityID, e.Kind, e.Cause, string(entity), caseID,
+			recordRoutableEvent, e.TeamID, tx.NewID(), e.EntityType, e.EntityID, e.Kind, e.Cause, string(entity), caseID,
 			tx.Now.UnixMicro(), i, e.SuppressedBy)
 	}
 	return nil

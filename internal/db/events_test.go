@@ -22,6 +22,7 @@ func TestEventsAreRecordedWithTheirTransaction(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		exec(t, d, `INSERT INTO teams (id, name, created_at) VALUES (1, 'events', 0)`)
+		exec(t, d, routerRow(1))
 		insert := func(tx *db.Tx, id string) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
 			return err
@@ -108,6 +109,81 @@ func TestEventsAreRecordedWithTheirTransaction(t *testing.T) {
 	})
 }
 
+// routerRow is the SQL that gives team a notification router: its events are then recorded.
+func routerRow(team int) string {
+	return fmt.Sprintf(`INSERT INTO notification_routers (team_id, id, name, document, created_at, updated_at)
+		VALUES (%d, 'router-%d', 'router', '{}', 0, 0)`, team, team)
+}
+
+// TestEventsAreRecordedOnlyWhereSomethingRoutes: an event is recorded only when its team has a
+// notification router, or, for an incident's event (ALERTS), an alert definition; otherwise the
+// transaction commits its own work and records nothing, and the events of other teams are
+// recorded as before.
+func TestEventsAreRecordedOnlyWhereSomethingRoutes(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		exec(t, d, `INSERT INTO teams (id, name, created_at) VALUES (1, 'routed', 0), (2, 'quiet', 0)`)
+		exec(t, d, routerRow(1))
+		var snapshots []string // the entities whose snapshot was read
+		write := func(team int64, entityType, id string) {
+			t.Helper()
+			if err := d.InTx(ctx, func(tx *db.Tx) error {
+				tx.Emit(ctx, db.Event{TeamID: team, EntityType: entityType, EntityID: id, Kind: "changed",
+					Snapshot: func(context.Context, *db.Tx) ([]byte, string, error) {
+						snapshots = append(snapshots, id)
+						return []byte(`{}`), "", nil
+					}})
+				return insertRow(id)(tx)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recorded := func() []string {
+			t.Helper()
+			rows, err := d.Read().QueryContext(ctx, `SELECT entity_id FROM notification_events ORDER BY entity_id`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var ids []string
+			for rows.Next() {
+				var id string
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				ids = append(ids, id)
+			}
+			return ids
+		}
+		write(2, "CASES", "q-case-1")
+		write(2, "ALERTS", "q-alert-1")
+		write(1, "CASES", "r-case-1")
+		if got := recorded(); !slices.Equal(got, []string{"r-case-1"}) {
+			t.Fatalf("with a router for team 1 only: recorded %v", got)
+		}
+		if ids := rowIDs(t, d); !ids["q-case-1"] || !ids["q-alert-1"] {
+			t.Fatalf("the transactions' own work was not kept: %v", ids)
+		}
+		// On SQLite an event nothing routes costs no snapshot; PostgreSQL asks as it inserts.
+		if d.Engine == db.SQLite && !slices.Equal(snapshots, []string{"r-case-1"}) {
+			t.Fatalf("snapshots read: %v", snapshots)
+		}
+		// An alert definition routes incidents, not cases.
+		exec(t, d, `INSERT INTO alert_defs (team_id, id, version_id, name, type, priority, enabled, status, document,
+			created_at, updated_at) VALUES (2, 'def', 'v1', 'def', 'METRIC_THRESHOLD', 'P1', 1, 'ACTIVE', '{}', 0, 0)`)
+		write(2, "CASES", "q-case-2")
+		write(2, "ALERTS", "q-alert-2")
+		if got := recorded(); !slices.Equal(got, []string{"q-alert-2", "r-case-1"}) {
+			t.Fatalf("with an alert definition for team 2: recorded %v", got)
+		}
+		exec(t, d, routerRow(2))
+		write(2, "CASES", "q-case-3")
+		if got := recorded(); !slices.Equal(got, []string{"q-alert-2", "q-case-3", "r-case-1"}) {
+			t.Fatalf("with a router for team 2: recorded %v", got)
+		}
+	})
+}
+
 // TestAWriteToAGoneTeamIsReferenceGone: a write that refers to a team that is not there (deleted
 // while the request that makes it was served) fails as ErrReferenceGone on both engines, which
 // the API answers 409 rather than 500, and changes nothing.
@@ -115,8 +191,11 @@ func TestAWriteToAGoneTeamIsReferenceGone(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
 		err := d.InTx(ctx, func(tx *db.Tx) error {
-			tx.Emit(ctx, db.Event{TeamID: 4242, EntityType: "CASES", EntityID: "c", Kind: "opened"})
-			return insertRow("gone-team")(tx)
+			if err := insertRow("gone-team")(tx); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, routerRow(4242))
+			return err
 		})
 		if !db.IsReferenceGone(err) || db.IsConflict(err) {
 			t.Fatalf("a write naming a missing team: %v", err)

@@ -42,7 +42,8 @@ func (r *orderRouter) Route(_ context.Context, _ db.Querier, e delivery.Event) (
 func TestRoutingKeepsEachEntitysOrderPastABatch(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		ctx := context.Background()
-		teamID, _ := env.MustTeam(t, "order")
+		teamID, teamKey := env.MustTeam(t, "order")
+		env.MustRouter(t, teamKey, "CASES")
 		var wantHot, wantCold []string
 		if err := env.DB.InTx(ctx, func(tx *db.Tx) error {
 			for i := range 300 {

@@ -47,6 +47,7 @@ func TestEventsForTheNotificationCenter(t *testing.T) {
 			return s
 		}
 
+		env.MustRouter(t, env.RootKey, "CASES")
 		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		alert := firing("DiskFull", "critical", "db", t0)
 		opened := send(t, env, key, group(`{}:{alertname="DiskFull"}`, alert))
@@ -109,6 +110,7 @@ func TestEventsForTheNotificationCenter(t *testing.T) {
 // counts follow.
 func TestAResolvedAlertFiringAgainWithItsStartReopens(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		env.MustRouter(t, env.RootKey, "ALERTS")
 		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		kinds := func() string {
 			rows, err := env.DB.Read().QueryContext(context.Background(), `SELECT entity_type, kind FROM notification_events ORDER BY created_at, seq`)

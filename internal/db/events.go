@@ -8,8 +8,9 @@ import (
 // Event is something that happened to one of a team's entities that the notification center may
 // route to its connectors: an incident triggered, acknowledged or resolved; a case opened,
 // changed or commented. Areas emit events inside the write transaction that makes them happen
-// (Tx.Emit); the transaction records each, with a snapshot of its entity, in the table
-// notification_events before it commits, and does nothing more about it: the delivery worker
+// (Tx.Emit); the transaction records each that something could route (a team without routers
+// records none), with a snapshot of its entity, in the table notification_events before it
+// commits, and does nothing more about it: the delivery worker
 // routes the recorded events later, outside any write transaction (internal/delivery), so no
 // router, condition or template ever runs while the writer waits.
 type Event struct {
@@ -47,9 +48,9 @@ func (tx *Tx) RecordSuppression(entityType, entityID, ruleID string) {
 	}
 }
 
-// Emit records e to be written to notification_events before the transaction commits, after fn
-// and the BeforeCommit work added before the first Emit, so that its snapshot sees the whole
-// change. A transaction that does not commit records nothing; a PostgreSQL transaction run again
+// Emit records e to be written to notification_events before the transaction commits, when
+// something could route it (routableCondition), after fn and the BeforeCommit work added before
+// the first Emit, so that its snapshot sees the whole change. A transaction that does not commit records nothing; a PostgreSQL transaction run again
 // records only the events of the run that commits. The events of one transaction keep the order
 // they were emitted in (seq) and the transaction's time.
 func (tx *Tx) Emit(ctx context.Context, e Event) {
@@ -62,12 +63,12 @@ func (tx *Tx) Emit(ctx context.Context, e Event) {
 // routableCondition is the SQL condition, on an event's team and entity type given as the
 // placeholders team and entityType, that holds when something could route the event: the team
 // has a notification router (any, even disabled or of another entity type), or, for an
-// incident's event, an alert definition. These are what
-// internal/routers routes through (its pass.route); with neither, routing the event would give no
-// delivery, and recording it would cost every such write an outbox row and the delivery worker a
-// claim, a lease and a delete. It reads the routers as the transaction sees them: an event is
-// routed by routers that existed when its transaction wrote it (a router created later never sees
-// it, as it never sees an event routed before it).
+// incident's event, an alert definition. These are what internal/routers routes through (its
+// pass.route); with neither, routing the event would give no delivery, and recording it would
+// cost every such write an outbox row and the delivery worker a claim, a lease and a delete. It
+// reads the routers as the transaction sees them: an event is routed by routers that existed
+// when its transaction wrote it (a router created later never sees it, as it never sees an event
+// routed before it).
 func routableCondition(team, entityType string) string {
 	return `(EXISTS (SELECT 1 FROM notification_routers WHERE team_id = ` + team + `)
 		OR (` + entityType + ` = 'ALERTS' AND EXISTS (SELECT 1 FROM alert_defs WHERE team_id = ` + team + `)))`
@@ -82,8 +83,8 @@ var recordRoutableEvent = `INSERT INTO notification_events
 		CAST($11 AS TEXT)
 	WHERE ` + routableCondition("$1", "$3")
 
-// mayRoute answers, on SQLite, whether routableCondition holds for e, so that an event nothing would
-// route costs no snapshot either (its entity read and encoded). The write transaction holds
+// mayRoute answers, on SQLite, whether routableCondition holds for e, so that an event nothing
+// would route costs no snapshot either (its entity read and encoded). The write transaction holds
 // SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
 // without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
 // inserts. asked keeps the answers of the transaction's earlier events.

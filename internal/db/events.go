@@ -50,9 +50,10 @@ func (tx *Tx) RecordSuppression(entityType, entityID, ruleID string) {
 
 // Emit records e to be written to notification_events before the transaction commits, when
 // something could route it (routableCondition), after fn and the BeforeCommit work added before
-// the first Emit, so that its snapshot sees the whole change. A transaction that does not commit records nothing; a PostgreSQL transaction run again
-// records only the events of the run that commits. The events of one transaction keep the order
-// they were emitted in (seq) and the transaction's time.
+// the first Emit, so that its snapshot sees the whole change. A transaction that does not commit
+// records nothing; a PostgreSQL transaction run again records only the events of the run that
+// commits. The events of one transaction keep the order they were emitted in (seq) and the
+// transaction's time.
 func (tx *Tx) Emit(ctx context.Context, e Event) {
 	if len(tx.emitted) == 0 {
 		tx.BeforeCommit(func() error { return tx.recordEvents(ctx) })
@@ -88,11 +89,11 @@ var recordRoutableEvent = `INSERT INTO notification_events
 // SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
 // without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
 // inserts. asked keeps the answers of the transaction's earlier events.
-func (tx *Tx) mayRoute(ctx context.Context, e Event, asked map[string]bool) (bool, error) {
+func (tx *Tx) mayRoute(ctx context.Context, e Event, asked map[routeQuestion]bool) (bool, error) {
 	if tx.Engine != SQLite {
 		return true, nil
 	}
-	key := fmt.Sprintf("%d/%t", e.TeamID, e.EntityType == "ALERTS")
+	key := routeQuestion{team: e.TeamID, alerts: e.EntityType == "ALERTS"}
 	if ok, seen := asked[key]; seen {
 		return ok, nil
 	}
@@ -104,10 +105,17 @@ func (tx *Tx) mayRoute(ctx context.Context, e Event, asked map[string]bool) (boo
 	return ok, nil
 }
 
+// routeQuestion is what routableCondition's answer depends on: the team, and whether the event
+// is an incident's (which an alert definition routes too).
+type routeQuestion struct {
+	team   int64
+	alerts bool
+}
+
 // recordEvents writes the emitted events, each with its snapshot, where something could route
 // them (routableCondition).
 func (tx *Tx) recordEvents(ctx context.Context) error {
-	asked := map[string]bool{}
+	asked := map[routeQuestion]bool{}
 	for i, e := range tx.emitted {
 		if ok, err := tx.mayRoute(ctx, e, asked); err != nil {
 			return err

@@ -57,11 +57,15 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", host, err)
 	}
-	database, err := db.Open(ctx, db.Options{URL: cfg.DatabaseURL})
+	database, err := db.Open(ctx, db.Options{URL: cfg.DatabaseURL, PostgresAlone: cfg.PostgresAlone})
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", host, err)
 	}
-	logDatabaseOpened(logger, isNew, "engine", "postgres", "host", host)
+	access := "shared"
+	if cfg.PostgresAlone {
+		access = "exclusive"
+	}
+	logDatabaseOpened(logger, isNew, "engine", "postgres", "host", host, "access", access)
 	return database, nil
 }
 

@@ -89,6 +89,11 @@ type Config struct {
 	// SQLiteSharedFile lets other processes open the SQLite database while the server runs;
 	// otherwise (the default) the server holds it alone (see internal/db.Options.SharedFile).
 	SQLiteSharedFile bool
+	// PostgresAlone promises that this server is the only process writing its PostgreSQL
+	// database (schema); it holds an advisory lock that keeps every other mgmtapi out and keeps
+	// GET-by-id answers between writes (see internal/db.Options.PostgresAlone). Off by default:
+	// replicas share the database.
+	PostgresAlone bool
 	// NotifyWorker runs the notification delivery worker in this process.
 	NotifyWorker bool
 	// NotifyAllowPrivate lets deliveries connect to loopback, link-local, private and
@@ -403,6 +408,14 @@ var options = []option{
 				return fmt.Errorf("must be exclusive or shared, not %q", v)
 			}
 			c.SQLiteSharedFile = v == "shared"
+			return nil
+		}},
+	{"postgres-access", "MGMTAPI_POSTGRES_ACCESS", "shared", "shared: any number of mgmtapi replicas use the PostgreSQL database together; exclusive: this server alone uses it (any other mgmtapi process on it is refused, and this one refuses to start beside one), and answers a GET by id from the answers it keeps between its writes",
+		func(c *Config, v string) error {
+			if v != "exclusive" && v != "shared" {
+				return fmt.Errorf("must be exclusive or shared, not %q", v)
+			}
+			c.PostgresAlone = v == "exclusive"
 			return nil
 		}},
 	{"key-rate-burst", "MGMTAPI_KEY_RATE_BURST", "100", "requests an API key may make at once above --key-rate-limit, 1 to 1000000",
@@ -747,6 +760,10 @@ func (c Config) String() string {
 	if c.SQLiteSharedFile {
 		sqliteAccess = "shared"
 	}
+	postgresAccess := "shared"
+	if c.PostgresAlone {
+		postgresAccess = "exclusive"
+	}
 	keyRate := "off"
 	if c.KeyRateLimit > 0 {
 		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
@@ -788,9 +805,9 @@ func (c Config) String() string {
 		}
 		smtp = fmt.Sprintf("%s%s %s from=%s", user, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), tls, s.From)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s s3-endpoint=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s postgres-access=%s notify-worker=%s notify-addresses=%s smtp=%s s3-endpoint=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, postgresAccess, notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

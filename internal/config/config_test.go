@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
 		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
 		c.ConcurrencyTargetLatency != 50*time.Millisecond || c.MinConcurrentRequests != 0 ||
-		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 || c.MaxConnections != 0 || c.SQLiteSharedFile {
+		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 || c.MaxConnections != 0 || c.SQLiteSharedFile || c.PostgresAlone {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -43,7 +43,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"audit-retention":         "30m",
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
 		"concurrency-target-latency": "fast", "min-concurrent-requests": "-1",
-		"key-rate-limit": "fast", "key-rate-burst": "0", "max-connections": "-1", "sqlite-file-access": "locked",
+		"key-rate-limit": "fast", "key-rate-burst": "0", "max-connections": "-1", "sqlite-file-access": "locked", "postgres-access": "alone",
 		"trusted-proxies": "127.0.0.1/33",
 		"notify-worker":   "maybe", "notify-allow-private": "sometimes", "notify-allow-cidr": "10.0.0.0/33",
 		"notify-attempt-timeout": "0s", "notify-retry-time": "73h", "notify-per-connector": "0",
@@ -56,7 +56,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"audit-retention":         "30d",
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
 		"concurrency-target-latency": "0s", "min-concurrent-requests": "4",
-		"key-rate-limit": "0.5", "key-rate-burst": "3", "max-connections": "500", "sqlite-file-access": "shared",
+		"key-rate-limit": "0.5", "key-rate-burst": "3", "max-connections": "500", "sqlite-file-access": "shared", "postgres-access": "exclusive",
 		"trusted-proxies": "127.0.0.1, 10.0.0.0/8, ::1",
 		"notify-worker":   "off", "notify-allow-private": "true", "notify-allow-cidr": "10.0.0.0/8, fd00::/8",
 		"notify-attempt-timeout": "2s", "notify-retry-time": "10m", "notify-per-connector": "2",

@@ -9,10 +9,11 @@ import (
 	"sync/atomic"
 )
 
-// answerCache keeps LookupText's answers on SQLite when this process holds the database file
-// alone (Options.SharedFile unset): every change to the file is then made by this process's
-// write transactions, so an answer read while none ran stays the database's answer until the
-// next one begins.
+// answerCache keeps LookupText's answers when this process holds the database alone: a SQLite
+// file (Options.SharedFile unset), or a PostgreSQL database (Options.PostgresAlone; see
+// postgresHold). Every change to the database is then made by this process's write
+// transactions, so an answer read while none ran stays the database's answer until the next one
+// begins.
 //
 // Writes are fenced, not traced: each write transaction (a batch of the group committer, or a
 // transaction of its own before the committer starts) calls writing before its first statement
@@ -71,12 +72,16 @@ func openAnswerCache(dir string) (*answerCache, error) {
 	defer answerCaches.Unlock()
 	c := answerCaches.byPath[path]
 	if c == nil {
-		c = &answerCache{path: path, answers: map[string]cachedAnswer{}}
+		c = newAnswerCache()
+		c.path = path
 		answerCaches.byPath[path] = c
 	}
 	c.handles++
 	return c, nil
 }
+
+// newAnswerCache returns a cache of its own, for a PostgreSQL database held alone.
+func newAnswerCache() *answerCache { return &answerCache{answers: map[string]cachedAnswer{}} }
 
 func closeAnswerCache(c *answerCache) {
 	answerCaches.Lock()

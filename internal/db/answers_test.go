@@ -2,8 +2,14 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"database/sql/driver"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
 	"testing"
+	"time"
 )
 
 // A lookup's answer is kept and given again until the next write transaction on the file,
@@ -90,7 +96,7 @@ func TestAnswersAreKeptBetweenWrites(t *testing.T) {
 }
 
 // No answers are kept where another process may write the database: a SQLite file opened
-// shared, and PostgreSQL.
+// shared, and PostgreSQL not held alone.
 func TestNoAnswerCacheWhereOthersWrite(t *testing.T) {
 	d, err := Open(context.Background(), Options{DataDir: t.TempDir(), SharedFile: true})
 	if err != nil {
@@ -161,4 +167,227 @@ func TestAnswerCacheFencesWrites(t *testing.T) {
 	if _, hit := c.get(key); hit {
 		t.Fatal("an answer kept before a write was given after it")
 	}
+}
+
+// heldSchema makes a PostgreSQL schema of its own for a test and returns the URL that opens it,
+// or skips the test without MGMTAPI_TEST_DATABASE_URL. The schema is dropped when the test ends.
+func heldSchema(t *testing.T) (schemaURL string, admin *sql.DB) {
+	t.Helper()
+	base := os.Getenv("MGMTAPI_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("MGMTAPI_TEST_DATABASE_URL is not set")
+	}
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	schema := fmt.Sprintf("held_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	if _, err := admin.Exec(`CREATE SCHEMA ` + schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _, _ = admin.Exec(`DROP SCHEMA ` + schema + ` CASCADE`) })
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), admin
+}
+
+// waitFor polls cond for up to 15 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(15 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 15 s for %s", what)
+		}
+	}
+}
+
+// A PostgreSQL database held alone keeps LookupText's answers between write transactions, and
+// no other process opens it, shared or alone, while it is held. When the hold's connection is
+// lost no answer is kept or given until the hold is taken again; a process that took the database
+// meanwhile makes this one's writes fail (ErrHeldElsewhere, not ready) until it lets go.
+func TestPostgresHeldAlone(t *testing.T) {
+	ctx := context.Background()
+	schemaURL, admin := heldSchema(t)
+	d, err := Open(ctx, Options{URL: schemaURL, PostgresAlone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.answers == nil {
+		t.Fatal("a PostgreSQL database held alone has no answer cache")
+	}
+	for _, alone := range []bool{false, true} {
+		other, err := Open(ctx, Options{URL: schemaURL, PostgresAlone: alone})
+		if !errors.Is(err, ErrHeldElsewhere) {
+			if other != nil {
+				other.Close()
+			}
+			t.Fatalf("another process opened the database held alone (alone %v): %v", alone, err)
+		}
+	}
+	if err := d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE answers_test (k INTEGER PRIMARY KEY, v TEXT NOT NULL)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	const query = `SELECT v FROM answers_test WHERE k = $1`
+	write := func(v string) error {
+		return d.InTx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO answers_test (k, v) VALUES (1, $1)
+				ON CONFLICT (k) DO UPDATE SET v = excluded.v`, v)
+			return err
+		})
+	}
+	lookup := func() string {
+		t.Helper()
+		var got string
+		if err := d.LookupText(ctx, query, func(text []byte) error { got = string(text); return nil }, 1); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	// mark changes the kept answer, so that a lookup that gives it shows it was not read.
+	key, _ := answerKey(nil, query, namedInt(1))
+	mark := func() bool {
+		d.answers.mu.Lock()
+		defer d.answers.mu.Unlock()
+		kept, ok := d.answers.answers[string(key)]
+		if ok && kept.generation == d.answers.generation.Load() {
+			kept.text = []byte("kept")
+			d.answers.answers[string(key)] = kept
+			return true
+		}
+		return false
+	}
+	if err := write("one"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(); got != "one" || !mark() {
+		t.Fatalf("lookup = %q, or its answer was not kept", got)
+	}
+	if got := lookup(); got != "kept" {
+		t.Fatalf("second lookup = %q, want the kept answer", got)
+	}
+	if err := write("two"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(); got != "two" {
+		t.Fatalf("after a write: %q, want two", got)
+	}
+
+	// The hold's connection is lost: what another process writes is read, not answered from
+	// the cache, until the hold is back.
+	mark()
+	if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, d.hold.pid.Load()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the lost hold to be seen", func() bool { return d.hold.lost.Load() == 1 })
+	if _, err := admin.Exec(`UPDATE ` + schemaName(t, schemaURL) + `.answers_test SET v = 'three'`); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(); got != "three" {
+		t.Fatalf("with the hold lost, lookup = %q, want three (read from the database)", got)
+	}
+	if mark() {
+		t.Fatal("an answer read while the hold was lost was kept")
+	}
+	waitFor(t, "the hold to be taken again", func() bool { return d.hold.taken.Load() == 2 })
+	if got := lookup(); got != "three" || !mark() {
+		t.Fatalf("with the hold back, lookup = %q, or its answer was not kept", got)
+	}
+
+	// Lost again, and another process opens the database before this one takes it back.
+	if _, err := admin.Exec(`SELECT pg_terminate_backend($1)`, d.hold.pid.Load()); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second lost hold to be seen", func() bool { return d.hold.lost.Load() == 2 })
+	other, err := Open(ctx, Options{URL: schemaURL})
+	if err != nil {
+		t.Fatalf("with the hold lost, another process could not open the database: %v", err)
+	}
+	waitFor(t, "the hold to be refused", func() bool { return d.hold.refused.Load() })
+	if err := write("four"); !errors.Is(err, ErrHeldElsewhere) || FaultOf(err) != FaultUnavailable {
+		t.Fatalf("a write while another process holds the database = %v, want ErrHeldElsewhere (unavailable)", err)
+	}
+	var notReady *NotReadyError
+	if err := d.Ready(ctx); !errors.As(err, &notReady) {
+		t.Fatalf("Ready while another process holds the database = %v", err)
+	}
+	if got := lookup(); got != "three" {
+		t.Fatalf("lookup = %q, want three", got)
+	}
+	other.Close()
+	waitFor(t, "the hold to be taken back", func() bool { return d.hold.taken.Load() == 3 })
+	if d.hold.refused.Load() {
+		t.Fatal("the hold is taken back but still marked refused")
+	}
+	if err := write("five"); err != nil {
+		t.Fatal(err)
+	}
+	if got := lookup(); got != "five" {
+		t.Fatalf("after the hold came back, lookup = %q, want five", got)
+	}
+	if err := d.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Processes that share a PostgreSQL database each hold it shared; one of them keeps another from
+// holding it alone, and a database in another schema is held apart.
+func TestPostgresSharedHoldsKeepOutOneAlone(t *testing.T) {
+	ctx := context.Background()
+	schemaURL, _ := heldSchema(t)
+	var open []*DB
+	defer func() {
+		for _, d := range open {
+			d.Close()
+		}
+	}()
+	for range 2 {
+		d, err := Open(ctx, Options{URL: schemaURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.answers != nil {
+			t.Fatal("a PostgreSQL database opened shared has an answer cache")
+		}
+		open = append(open, d)
+	}
+	if d, err := Open(ctx, Options{URL: schemaURL, PostgresAlone: true}); !errors.Is(err, ErrHeldElsewhere) {
+		if d != nil {
+			d.Close()
+		}
+		t.Fatalf("a database two processes share was held alone: %v", err)
+	}
+	otherURL, _ := heldSchema(t)
+	d, err := Open(ctx, Options{URL: otherURL, PostgresAlone: true})
+	if err != nil {
+		t.Fatalf("a database in another schema could not be held alone: %v", err)
+	}
+	open = append(open, d)
+	for _, d := range open[:2] {
+		d.Close()
+	}
+	open = open[2:]
+	d, err = Open(ctx, Options{URL: schemaURL, PostgresAlone: true})
+	if err != nil {
+		t.Fatalf("after the others closed, the database could not be held alone: %v", err)
+	}
+	open = append(open, d)
+}
+
+func schemaName(t *testing.T, schemaURL string) string {
+	t.Helper()
+	u, err := url.Parse(schemaURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u.Query().Get("search_path")
 }

@@ -46,6 +46,12 @@ type Options struct {
 	// VFS takes and drops two per read: 8 % of a GET's CPU). Connections of this process share it
 	// as before. PostgreSQL ignores it.
 	SharedFile bool
+	// PostgresAlone promises that this process is the only one using the PostgreSQL database:
+	// Open takes an exclusive advisory lock on it (see postgresHold), refused while any other
+	// mgmtapi process has it open, and LookupText keeps its answers between write transactions
+	// as it does on a SQLite file held alone. Without it Open takes the lock shared, which every
+	// other process without PostgresAlone shares. SQLite ignores it.
+	PostgresAlone bool
 }
 
 // DB is an open database with its migrations applied.
@@ -62,9 +68,13 @@ type DB struct {
 	reads *preparedReads
 	// lookups serves LookupText on SQLite (see lookupPool).
 	lookups *lookupPool
-	// answers keeps LookupText's answers on SQLite when no other process may write the file;
-	// nil otherwise (see answerCache).
+	// answers keeps LookupText's answers when no other process may write the database (a SQLite
+	// file or a PostgreSQL database held alone); nil otherwise (see answerCache).
 	answers *answerCache
+	// hold is this process's advisory lock on its PostgreSQL database; nil on SQLite.
+	hold *postgresHold
+	// pgConfig is the PostgreSQL connection's configuration; nil on SQLite.
+	pgConfig *pgx.ConnConfig
 	now     func() time.Time
 	newID   func() string
 	group   *groupCommitter
@@ -95,6 +105,15 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if err != nil {
 		return nil, err
+	}
+	if d.Engine == Postgres {
+		if opts.PostgresAlone {
+			d.answers = newAnswerCache()
+		}
+		if d.hold, err = holdPostgres(ctx, d.pgConfig, opts.PostgresAlone, d.answers); err != nil {
+			d.Close()
+			return nil, err
+		}
 	}
 	d.now = now
 	d.newID = opts.NewID
@@ -130,7 +149,7 @@ func openPostgres(rawURL string) (*DB, error) {
 	pool.SetMaxOpenConns(20)
 	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{Engine: Postgres, write: pool, read: pool}, nil
+	return &DB{Engine: Postgres, write: pool, read: pool, pgConfig: config}, nil
 }
 
 // readCacheKiB bounds the page cache of each SQLite read connection (the read pool's and
@@ -210,11 +229,15 @@ func (d *DB) Close() error {
 	if d.lookups != nil {
 		d.lookups.close()
 	}
-	if d.answers != nil {
+	if d.answers != nil && d.Engine == SQLite {
 		closeAnswerCache(d.answers)
 		d.answers = nil
 	}
 	err := d.write.Close()
+	if d.hold != nil { // after the pool: the last write has ended
+		d.hold.release()
+		d.hold = nil
+	}
 	if d.read != d.write {
 		err = errors.Join(err, d.read.Close())
 	}
@@ -423,6 +446,9 @@ func (tx *Tx) Local(key any, create func() any) any {
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	defer func() { d.noteWriteOutcome(err) }()
 	if d.Engine == Postgres {
+		if err := d.hold.heldElsewhere(); err != nil {
+			return err
+		}
 		return d.inTxRetried(ctx, fn)
 	}
 	return d.inTxOnce(ctx, fn)

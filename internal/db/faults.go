@@ -38,6 +38,9 @@ func FaultOf(err error) Fault {
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return NoFault
 	}
+	if errors.Is(err, ErrHeldElsewhere) { // another server holds the database alone
+		return FaultUnavailable
+	}
 	var connectErr *pgconn.ConnectError
 	if errors.As(err, &connectErr) { // whatever refused it, PostgreSQL cannot be used now
 		return FaultUnavailable

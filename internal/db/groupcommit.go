@@ -144,6 +144,9 @@ const (
 type committingBatch struct {
 	conn *sql.Conn
 	kept []*groupMember
+	// fenced: the batch began a fence of the answer cache, which the member ends when
+	// PostgreSQL answers the COMMIT (the batch's work is visible to reads from then on).
+	fenced bool
 }
 
 func newGroupCommitter(pool *sql.DB, engine Engine, answers *answerCache) *groupCommitter {
@@ -212,9 +215,17 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
-	if g.answers != nil { // every statement of the batch, BEGIN to COMMIT or ROLLBACK, is fenced
+	// Every statement of the batch, BEGIN to the answer of its COMMIT or ROLLBACK, is fenced;
+	// a PostgreSQL batch whose COMMIT is in flight when the writer hands it over ends its fence
+	// when PostgreSQL answers (runPgTurn).
+	fenced := g.answers != nil
+	if fenced {
 		g.answers.writing()
-		defer g.answers.written()
+		defer func() {
+			if fenced {
+				g.answers.written()
+			}
+		}()
 	}
 	// A SQLite batch whose first member asked for a lazy commit takes only such members: its
 	// connection is set to skip the fsync before BEGIN (SQLite refuses to change it inside a
@@ -263,7 +274,8 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 				kept = append(kept, m)
 			case memberCommitting:
 				g.committing.Add(1)
-				m.handover <- committingBatch{conn: g.conn, kept: append(kept, m)}
+				m.handover <- committingBatch{conn: g.conn, kept: append(kept, m), fenced: fenced}
+				fenced = false
 				g.conn = nil
 				return nil
 			case batchBroken:
@@ -569,6 +581,9 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 	if commitErr != nil && pgExec(ctx, conn, `ROLLBACK`, `ROLLBACK`) != nil {
 		discard(conn)
 		conn = nil
+	}
+	if committed.fenced {
+		g.answers.written()
 	}
 	g.finish(committed.kept, commitErr)
 	g.returned <- conn

@@ -189,11 +189,12 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // request's always can — both database/sql and the drivers start a goroutine per query to watch
 // it, which costs more than the lookup), and on SQLite it runs on connections of its own, outside
 // database/sql (see lookupPool). Like every read outside a transaction it sees every write
-// committed before it began. On SQLite with the file held alone, its answers are kept between
-// write transactions (see answerCache): use must not change text.
+// committed before it began. Where this process holds the database alone (a SQLite file by
+// default, PostgreSQL with Options.PostgresAlone), its answers are kept between write
+// transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
-	if d.lookups == nil {
+	if d.lookups == nil && d.answers == nil {
 		return lookupThroughPool(ctx, d.Read(), query, use, args)
 	}
 	named := make([]driver.NamedValue, len(args))
@@ -204,28 +205,26 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 		}
 		named[i] = driver.NamedValue{Ordinal: i + 1, Value: v}
 	}
-	var key []byte
-	var gen uint64
-	keep := false
+	read := use
 	if d.answers != nil {
-		var ok bool
-		if key, ok = answerKey(make([]byte, 0, 128), query, named); ok {
+		if key, ok := answerKey(make([]byte, 0, 128), query, named); ok {
 			if text, hit := d.answers.get(key); hit {
 				return use(text)
 			}
-			gen, keep = d.answers.before()
+			if gen, keep := d.answers.before(); keep {
+				read = func(text []byte) error {
+					d.answers.keep(key, gen, text)
+					return use(text)
+				}
+			}
 		}
+	}
+	if d.lookups == nil { // PostgreSQL
+		return lookupThroughPool(ctx, d.Read(), query, read, args)
 	}
 	c, err := d.lookups.get()
 	if err != nil {
 		return err
-	}
-	read := use
-	if keep {
-		read = func(text []byte) error {
-			d.answers.keep(key, gen, text)
-			return use(text)
-		}
 	}
 	var found bool
 	found, err = c.lookupText(ctx, query, named, read)

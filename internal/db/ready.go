@@ -22,6 +22,7 @@ const storageFullHold = 5 * time.Second
 // whose reason starts with "database" (it does not answer) or "storage full":
 //   - the database answers a query (SELECT 1 on the read pool; a new connection is tried once,
 //     without the wait of patientConnector);
+//   - on PostgreSQL, no other server holds the database alone (see postgresHold);
 //   - on SQLite, the data directory's file system has at least 1 MiB free;
 //   - on PostgreSQL, no write failed for lack of space in the last storageFullHold;
 //   - after a write failed for lack of space (FaultStorageFull) and none succeeded since, a write
@@ -29,6 +30,9 @@ const storageFullHold = 5 * time.Second
 func (d *DB) Ready(ctx context.Context) error {
 	if err := d.Ping(withoutConnectWait(ctx)); err != nil {
 		return &NotReadyError{Reason: "database: does not answer", Cause: err}
+	}
+	if err := d.hold.heldElsewhere(); err != nil {
+		return &NotReadyError{Reason: "database: another server holds it alone", Cause: err}
 	}
 	if at := d.storageFullAt.Load(); d.Engine == Postgres && at != 0 && time.Since(time.Unix(0, at)) < storageFullHold {
 		return &NotReadyError{Reason: fmt.Sprintf("storage full: writes failed for lack of space in the last %s", storageFullHold)}

@@ -75,9 +75,9 @@ type DB struct {
 	hold *postgresHold
 	// pgConfig is the PostgreSQL connection's configuration; nil on SQLite.
 	pgConfig *pgx.ConnConfig
-	now     func() time.Time
-	newID   func() string
-	group   *groupCommitter
+	now      func() time.Time
+	newID    func() string
+	group    *groupCommitter
 	// sqliteDSN opens a connection like the others (pragmas, VFS), not query_only; SQLite only
 	sqliteDSN string
 	// dataDir holds SQLite's files; "" on PostgreSQL. Ready checks its free space.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -16,8 +17,13 @@ import (
 // it. FaultOf counts it as FaultUnavailable.
 var ErrHeldElsewhere = errors.New("another mgmtapi process holds this PostgreSQL database")
 
-// holdRetry is the pause between attempts to take the hold again after its connection was lost.
-const holdRetry = time.Second
+// holdRetry is the pause between attempts to take the hold again after its connection was lost;
+// holdProbeIdle and holdProbeInterval pace the TCP keep-alive probes of the hold's connection.
+const (
+	holdRetry         = time.Second
+	holdProbeIdle     = 5 * time.Second
+	holdProbeInterval = 2 * time.Second
+)
 
 // postgresHold is the advisory lock every mgmtapi process keeps on its PostgreSQL database (the
 // schema its search_path names first) while it has it open: a shared lock for the replicas that
@@ -52,6 +58,12 @@ type postgresHold struct {
 // watching it. It returns ErrHeldElsewhere, wrapped with what holds it, when PostgreSQL refuses
 // the lock.
 func holdPostgres(ctx context.Context, config *pgx.ConnConfig, alone bool, answers *answerCache) (*postgresHold, error) {
+	config = config.Copy()
+	// The hold's connection is idle for good: TCP keep-alive probes every few seconds find a
+	// connection the network cut without a word in about holdProbeIdle + 3 × holdProbeInterval,
+	// instead of the system's default (two hours before the first probe).
+	dialer := &net.Dialer{KeepAliveConfig: net.KeepAliveConfig{Enable: true, Idle: holdProbeIdle, Interval: holdProbeInterval, Count: 3}}
+	config.DialFunc = dialer.DialContext
 	h := &postgresHold{config: config, alone: alone, answers: answers, done: make(chan struct{})}
 	conn, err := h.take(ctx)
 	if err != nil {

@@ -106,7 +106,7 @@ func (h *postgresHold) take(ctx context.Context) (*pgx.Conn, error) {
 }
 
 // watch waits for the hold's connection to end; until ctx ends, it takes the hold again on a new
-// connection, every holdRetry, fencing the answer cache meanwhile.
+// connection, at once and then every holdRetry, fencing the answer cache meanwhile.
 func (h *postgresHold) watch(ctx context.Context, conn *pgx.Conn) {
 	defer close(h.done)
 	for {
@@ -123,11 +123,15 @@ func (h *postgresHold) watch(ctx context.Context, conn *pgx.Conn) {
 			h.answers.writing() // another process may write from now on
 		}
 		h.lost.Add(1)
-		for conn = nil; conn == nil; {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(holdRetry):
+		// The first attempt is at once: while the hold is lost another process may take the
+		// database in a way this one may not share, and this one's writes go on until it knows.
+		for attempt := 0; conn == nil || attempt == 0; attempt++ {
+			if attempt > 0 {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(holdRetry):
+				}
 			}
 			var takeErr error
 			conn, takeErr = h.take(ctx)

@@ -404,19 +404,17 @@ var options = []option{
 		}},
 	{"sqlite-file-access", "MGMTAPI_SQLITE_FILE_ACCESS", "exclusive", "exclusive: while it runs, the server alone opens the SQLite database (mgmtapi backup asks it through DATA-DIR/mgmtapi.sock) and a read takes no file lock; shared: other processes may open it too (Litestream, the sqlite3 shell), at the price of two file-lock system calls per read",
 		func(c *Config, v string) error {
-			if v != "exclusive" && v != "shared" {
-				return fmt.Errorf("must be exclusive or shared, not %q", v)
+			exclusive, err := exclusiveAccess(v)
+			if err != nil {
+				return err
 			}
-			c.SQLiteSharedFile = v == "shared"
+			c.SQLiteSharedFile = !exclusive
 			return nil
 		}},
 	{"postgres-access", "MGMTAPI_POSTGRES_ACCESS", "shared", "shared: any number of mgmtapi replicas use the PostgreSQL database together; exclusive: this server alone uses it (any other mgmtapi process on it is refused, and this one refuses to start beside one), and answers a GET by id from the answers it keeps between its writes",
-		func(c *Config, v string) error {
-			if v != "exclusive" && v != "shared" {
-				return fmt.Errorf("must be exclusive or shared, not %q", v)
-			}
-			c.PostgresAlone = v == "exclusive"
-			return nil
+		func(c *Config, v string) (err error) {
+			c.PostgresAlone, err = exclusiveAccess(v)
+			return err
 		}},
 	{"key-rate-burst", "MGMTAPI_KEY_RATE_BURST", "100", "requests an API key may make at once above --key-rate-limit, 1 to 1000000",
 		func(c *Config, v string) (err error) {
@@ -808,6 +806,14 @@ func (c Config) String() string {
 	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s postgres-access=%s notify-worker=%s notify-addresses=%s smtp=%s s3-endpoint=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
 		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, postgresAccess, notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
+}
+
+// exclusiveAccess reads the value of an access flag: true for exclusive, false for shared.
+func exclusiveAccess(v string) (bool, error) {
+	if v != "exclusive" && v != "shared" {
+		return false, fmt.Errorf("must be exclusive or shared, not %q", v)
+	}
+	return v == "exclusive", nil
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

@@ -46,9 +46,9 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 // touchWithEvent is touch for a change that adds one event to the case and alters nothing else
 // of it: without reading the case first, it writes the two times of the team's case named by
 // ident (id or readable id) and takes the number of the event (see eventDraft.insert), and
-// returns the case as the UPDATE left it and that number. left is nil when the case has a KPI
-// breach (its snapshot must read the breaches; see eventDraft.left). On PostgreSQL the row
-// stays locked until the transaction ends.
+// returns that number and, on PostgreSQL, the case as the UPDATE left it. left is nil on SQLite
+// and when the case has a KPI breach (its snapshot then reads the case; see eventDraft.left).
+// On PostgreSQL the row stays locked until the transaction ends.
 //
 // Errors: NotFound when the team has no such case.
 func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, left *caseRow, err error) {
@@ -57,14 +57,32 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 		return "", 0, nil, caseNotFound(ident)
 	}
 	// The UPDATE also says whether the case has a time-to-update breach to mitigate, so that the
-	// usual case (none) costs no second statement (on PostgreSQL no round trip under the row lock),
-	// and returns the row with whether it has any breach, so that the event's snapshot need not
-	// read it again.
+	// usual case (none) costs no second statement (on PostgreSQL no round trip under the row lock).
+	touch := `UPDATE cases SET updated_at = $3, last_update_at = $3,
+		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
+	const breachedToUpdate = `EXISTS (SELECT 1 FROM case_kpi_breaches b
+		WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`
 	var breached, anyBreach bool
-	c, err := scanCase(scanWith{tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3,
-		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND `+column+` = $2
-		RETURNING `+caseColumns+`, last_event_seq, EXISTS (SELECT 1 FROM case_kpi_breaches b
-			WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5),
+	if tx.Engine == db.SQLite {
+		// On SQLite a read in the transaction costs no round trip, and the event's snapshot is
+		// taken only for a team whose events something could route (db.Tx.Emit): the row is not
+		// read back, and a snapshot that is taken reads the case itself (left stays nil).
+		err = tx.QueryRowContext(ctx, touch+`id, last_event_seq, `+breachedToUpdate,
+			teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)).Scan(&caseID, &seq, &breached)
+		if db.IsNotFound(err) {
+			return "", 0, nil, caseNotFound(ident)
+		}
+		if err != nil {
+			return "", 0, nil, fmt.Errorf("touch case: %w", err)
+		}
+		if !breached {
+			return caseID, seq, nil, nil
+		}
+		return caseID, seq, nil, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+	}
+	// On PostgreSQL it returns the row, with whether the case has any breach, so that the event's
+	// snapshot need not read it again (a round trip under the row lock).
+	c, err := scanCase(scanWith{tx.QueryRowContext(ctx, touch+caseColumns+`, last_event_seq, `+breachedToUpdate+`,
 		EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`,
 		teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)),
 		[]any{&seq, &breached, &anyBreach}})

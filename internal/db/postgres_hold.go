@@ -33,7 +33,7 @@ const (
 // alone is alone for as long as its hold lasts: every write to the database is then one of its
 // own write transactions, which its answer cache fences.
 //
-// The lock belongs to a connection of its own, outside the pool, which holdWatch watches. When
+// The lock belongs to a connection of its own, outside the pool, which watch watches. When
 // PostgreSQL closes it (a restart, the connection killed), the lock is gone: the answer cache
 // counts as written to (no answer kept or given) until the hold is taken again, and if another
 // process took it in the meantime in a way this one may not share, this process's write

@@ -61,11 +61,7 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 	if err != nil {
 		return nil, fmt.Errorf("database %s: %w", host, err)
 	}
-	access := "shared"
-	if cfg.PostgresAlone {
-		access = "exclusive"
-	}
-	logDatabaseOpened(logger, isNew, "engine", "postgres", "host", host, "access", access)
+	logDatabaseOpened(logger, isNew, "engine", "postgres", "host", host, "access", cfg.PostgresAccess())
 	return database, nil
 }
 

@@ -62,37 +62,28 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
 	const breachedToUpdate = `EXISTS (SELECT 1 FROM case_kpi_breaches b
 		WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`
+	var c caseRow
 	var breached, anyBreach bool
+	args := []any{teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)}
 	if tx.Engine == db.SQLite {
 		// On SQLite a read in the transaction costs no round trip, and the event's snapshot is
 		// taken only for a team whose events something could route (db.Tx.Emit): the row is not
 		// read back, and a snapshot that is taken reads the case itself (left stays nil).
-		err = tx.QueryRowContext(ctx, touch+`id, last_event_seq, `+breachedToUpdate,
-			teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)).Scan(&caseID, &seq, &breached)
-		if db.IsNotFound(err) {
-			return "", 0, nil, caseNotFound(ident)
-		}
-		if err != nil {
-			return "", 0, nil, fmt.Errorf("touch case: %w", err)
-		}
-		if !breached {
-			return caseID, seq, nil, nil
-		}
-		return caseID, seq, nil, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+		err = tx.QueryRowContext(ctx, touch+`id, last_event_seq, `+breachedToUpdate, args...).Scan(&c.ID, &seq, &breached)
+	} else {
+		// On PostgreSQL it returns the row, with whether the case has any breach, so that the
+		// event's snapshot need not read it again (a round trip under the row lock).
+		c, err = scanCase(scanWith{tx.QueryRowContext(ctx, touch+caseColumns+`, last_event_seq, `+breachedToUpdate+`,
+			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`, args...),
+			[]any{&seq, &breached, &anyBreach}})
 	}
-	// On PostgreSQL it returns the row, with whether the case has any breach, so that the event's
-	// snapshot need not read it again (a round trip under the row lock).
-	c, err := scanCase(scanWith{tx.QueryRowContext(ctx, touch+caseColumns+`, last_event_seq, `+breachedToUpdate+`,
-		EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`,
-		teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)),
-		[]any{&seq, &breached, &anyBreach}})
 	if db.IsNotFound(err) {
 		return "", 0, nil, caseNotFound(ident)
 	}
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("touch case: %w", err)
 	}
-	if !anyBreach {
+	if tx.Engine == db.Postgres && !anyBreach {
 		left = &c
 	}
 	if !breached {

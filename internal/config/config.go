@@ -758,10 +758,6 @@ func (c Config) String() string {
 	if c.SQLiteSharedFile {
 		sqliteAccess = "shared"
 	}
-	postgresAccess := "shared"
-	if c.PostgresAlone {
-		postgresAccess = "exclusive"
-	}
 	keyRate := "off"
 	if c.KeyRateLimit > 0 {
 		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
@@ -805,7 +801,15 @@ func (c Config) String() string {
 	}
 	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s trusted-proxies=%s max-connections=%d sqlite-file-access=%s postgres-access=%s notify-worker=%s notify-addresses=%s smtp=%s s3-endpoint=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, postgresAccess, notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, trustedProxies, c.MaxConnections, sqliteAccess, c.PostgresAccess(), notify, notifyAllowed, smtp, s3Endpoint, mask(c.BootstrapKey), mask(c.OperatorKey))
+}
+
+// PostgresAccess is the value of --postgres-access: exclusive or shared.
+func (c Config) PostgresAccess() string {
+	if c.PostgresAlone {
+		return "exclusive"
+	}
+	return "shared"
 }
 
 // exclusiveAccess reads the value of an access flag: true for exclusive, false for shared.

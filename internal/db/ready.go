@@ -22,7 +22,8 @@ const storageFullHold = 5 * time.Second
 // whose reason starts with "database" (it does not answer) or "storage full":
 //   - the database answers a query (SELECT 1 on the read pool; a new connection is tried once,
 //     without the wait of patientConnector);
-//   - on PostgreSQL, no other server holds the database alone (see postgresHold);
+//   - on PostgreSQL, no other mgmtapi process holds the database in a way this one may not
+//     share (see postgresHold);
 //   - on SQLite, the data directory's file system has at least 1 MiB free;
 //   - on PostgreSQL, no write failed for lack of space in the last storageFullHold;
 //   - after a write failed for lack of space (FaultStorageFull) and none succeeded since, a write
@@ -32,7 +33,7 @@ func (d *DB) Ready(ctx context.Context) error {
 		return &NotReadyError{Reason: "database: does not answer", Cause: err}
 	}
 	if err := d.hold.heldElsewhere(); err != nil {
-		return &NotReadyError{Reason: "database: another server holds it alone", Cause: err}
+		return &NotReadyError{Reason: "database: held by another mgmtapi process", Cause: err}
 	}
 	if at := d.storageFullAt.Load(); d.Engine == Postgres && at != 0 && time.Since(time.Unix(0, at)) < storageFullHold {
 		return &NotReadyError{Reason: fmt.Sprintf("storage full: writes failed for lack of space in the last %s", storageFullHold)}

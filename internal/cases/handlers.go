@@ -56,26 +56,23 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 	if !ok {
 		return "", 0, nil, caseNotFound(ident)
 	}
-	// The UPDATE also says whether the case has a time-to-update breach to mitigate, so that the
-	// usual case (none) costs no second statement (on PostgreSQL no round trip under the row lock).
-	touch := `UPDATE cases SET updated_at = $3, last_update_at = $3,
-		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
-	const breachedToUpdate = `EXISTS (SELECT 1 FROM case_kpi_breaches b
-		WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`
-	var c caseRow
-	var breached, anyBreach bool
+	byNumber := column == "number"
+	var breached bool
 	args := []any{teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)}
 	if tx.Engine == db.SQLite {
-		// On SQLite a read in the transaction costs no round trip, and the event's snapshot is
-		// taken only for a team whose events something could route (db.Tx.Emit): the row is not
-		// read back, and a snapshot that is taken reads the case itself (left stays nil).
-		err = tx.QueryRowContext(ctx, touch+`id, last_event_seq, `+breachedToUpdate, args...).Scan(&c.ID, &seq, &breached)
+		var routable bool
+		err = tx.QueryRowContext(ctx, touchStatements.sqlite[btoi(byNumber)], args...).Scan(&caseID, &seq, &breached, &routable)
+		if err == nil {
+			tx.KnowRoutable(teamID, "CASES", routable)
+		}
 	} else {
-		// On PostgreSQL it returns the row, with whether the case has any breach, so that the
-		// event's snapshot need not read it again (a round trip under the row lock).
-		c, err = scanCase(scanWith{tx.QueryRowContext(ctx, touch+caseColumns+`, last_event_seq, `+breachedToUpdate+`,
-			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`, args...),
+		var anyBreach bool
+		c, scanErr := scanCase(scanWith{tx.QueryRowContext(ctx, touchStatements.postgres[btoi(byNumber)], args...),
 			[]any{&seq, &breached, &anyBreach}})
+		caseID, err = c.ID, scanErr
+		if !anyBreach {
+			left = &c
+		}
 	}
 	if db.IsNotFound(err) {
 		return "", 0, nil, caseNotFound(ident)
@@ -83,13 +80,42 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("touch case: %w", err)
 	}
-	if tx.Engine == db.Postgres && !anyBreach {
-		left = &c
-	}
 	if !breached {
-		return c.ID, seq, left, nil
+		return caseID, seq, left, nil
 	}
-	return c.ID, seq, nil, mitigate(ctx, tx, teamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
+	return caseID, seq, nil, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+}
+
+// touchStatements are touchWithEvent's UPDATEs, by case id ([0]) and by readable number ([1]),
+// built once. Each also says whether the case has a time-to-update breach to mitigate, so that
+// the usual case (none) costs no second statement (on PostgreSQL no round trip under the row
+// lock).
+//   - On SQLite a read in the transaction costs no round trip, and the event's snapshot is taken
+//     only for a team whose events something could route (db.Tx.Emit): the row is not read
+//     back, and a snapshot that is taken reads the case itself. Whether something could route
+//     the event is asked here too (db.RoutableCondition), so that recording it is no statement
+//     of its own.
+//   - On PostgreSQL it returns the row, with whether the case has any breach, so that the
+//     event's snapshot need not read it again (a round trip under the row lock).
+var touchStatements = func() (s struct{ sqlite, postgres [2]string }) {
+	const breachedToUpdate = `EXISTS (SELECT 1 FROM case_kpi_breaches b
+		WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`
+	for i, column := range []string{"id", "number"} {
+		touch := `UPDATE cases SET updated_at = $3, last_update_at = $3,
+		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
+		s.sqlite[i] = touch + `id, last_event_seq, ` + breachedToUpdate + `, ` + db.RoutableCondition("$1", "'CASES'")
+		s.postgres[i] = touch + caseColumns + `, last_event_seq, ` + breachedToUpdate + `,
+			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`
+	}
+	return s
+}()
+
+// btoi is 1 for true, 0 for false.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // caseChange is one operation's rule applied to a locked case: it changes c and writes the
@@ -144,27 +170,28 @@ func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentReq
 	}
 	// Everything but the writes is done before the transaction: on SQLite, transactions run one
 	// at a time.
-	draft, err := draftEvent(actor, commentData(text, req.Attachments))
+	out := &oas.CaseEventResponse{} // filled in place: the event is a large value
+	out.Event.EventData = commentData(text, req.Attachments)
+	draft, err := draftEvent(actor, &out.Event.EventData)
 	if err != nil {
 		return nil, err
 	}
 	// Nothing in the transaction reads the comment after it is appended: it is written last, on
 	// PostgreSQL in the round trip that ends the transaction.
 	draft.atEnd = true
-	var event oas.CaseEvent
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
 		caseID, seq, left, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
 		if err != nil {
 			return err
 		}
 		draft.left = left
-		event, err = draft.insert(ctx, tx, caller.TeamID, caseID, seq, tx.Now)
+		out.Event, err = draft.insert(ctx, tx, caller.TeamID, caseID, seq, tx.Now)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &oas.CaseEventResponse{Event: event}, nil
+	return out, nil
 }
 
 // SyncCaseExternalThread records a request to copy the case's external chat thread into it

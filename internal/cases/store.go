@@ -410,7 +410,7 @@ func notifiedKind(eventKind string) string {
 // appendEvent adds an event at the end of the case's history, in the caller's transaction. The
 // caller holds the case row's lock, which taking the sequence number keeps until commit.
 func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
-	d, err := draftEvent(actor, data)
+	d, err := draftEvent(actor, &data)
 	if err != nil {
 		return oas.CaseEvent{}, err
 	}
@@ -425,8 +425,10 @@ func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, ac
 
 // eventDraft is an event encoded for storage, ready to be appended to a case's history.
 type eventDraft struct {
-	actor     oas.EventActor
-	data      oas.CaseEventData
+	actor oas.EventActor
+	// data is the event's data, a large value: a pointer, so that the draft copies it once, into
+	// the event insert returns.
+	data      *oas.CaseEventData
 	kind      string
 	actorJSON string
 	dataJSON  string
@@ -439,8 +441,9 @@ type eventDraft struct {
 	left *caseRow
 }
 
-// draftEvent encodes an event, outside any transaction.
-func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error) {
+// draftEvent encodes an event, outside any transaction. The draft keeps data, which its caller
+// does not change after.
+func draftEvent(actor oas.EventActor, data *oas.CaseEventData) (eventDraft, error) {
 	actorJSON, err := actor.MarshalJSON()
 	if err != nil {
 		return eventDraft{}, err
@@ -449,7 +452,7 @@ func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error
 	if err != nil {
 		return eventDraft{}, err
 	}
-	return eventDraft{actor: actor, data: data, kind: eventKind(&data),
+	return eventDraft{actor: actor, data: data, kind: eventKind(data),
 		actorJSON: string(actorJSON), dataJSON: string(dataJSON)}, nil
 }
 
@@ -468,12 +471,13 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	if kind := notifiedKind(d.kind); kind != "" {
+		left := d.left // the snapshot keeps this alone of d, a large value
 		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind,
 			Snapshot: func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
 				var c oas.Case
 				var err error
-				if d.left != nil {
-					c, err = caseFromRow(*d.left, nil, tx.Now)
+				if left != nil {
+					c, err = caseFromRow(*left, nil, tx.Now)
 				} else {
 					c, err = Load(ctx, tx, teamID, caseID)
 				}
@@ -485,7 +489,7 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 			}})
 	}
 	return oas.CaseEvent{
-		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),
+		EventId: id, Actor: d.actor, EventData: *d.data, EventTime: eventTime.UTC(),
 		CreateTime: tx.Now, UpdateTime: oas.NewOptDateTime(tx.Now),
 	}, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // AuditEntry is what the API layer knows of a mutation request before its handler runs: who made
@@ -122,6 +123,29 @@ func (tx *Tx) AuditTeam(teamID int64) {
 // auditInsert is the statement that writes a transaction's audit record.
 const auditInsert = `INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status)
 		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// auditInsertTexts are the texts of auditInsertRows, built once.
+var auditInsertTexts = func() []string {
+	texts := make([]string, auditRowsPerStatement+1)
+	for n := 1; n <= auditRowsPerStatement; n++ {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+		}
+		texts[n] = b.String()
+	}
+	return texts
+}()
+
+// auditInsertRows is auditInsert for n records (1 to auditRowsPerStatement), their arguments
+// one record's after the other's. Its parameters are SQLite's anonymous ones: the driver looks
+// the name of every numbered parameter up before binding it, which a statement of hundreds of
+// them makes quadratic.
+func auditInsertRows(n int) string { return auditInsertTexts[n] }
 
 // auditArgs returns the arguments of auditInsert for the transaction's record, or nil when the
 // transaction serves no audited request.

@@ -88,21 +88,52 @@ var recordRoutableEvent = `INSERT INTO notification_events
 // would route costs no snapshot either (its entity read and encoded). The write transaction holds
 // SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
 // without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
-// inserts. asked keeps the answers of the transaction's earlier events.
-func (tx *Tx) mayRoute(ctx context.Context, e Event, asked map[routeQuestion]bool) (bool, error) {
+// inserts. The transaction's earlier answers (KnowRoutable, its earlier events) are kept.
+func (tx *Tx) mayRoute(ctx context.Context, e Event) (bool, error) {
 	if tx.Engine != SQLite {
 		return true, nil
 	}
 	key := routeQuestion{team: e.TeamID, alerts: e.EntityType == "ALERTS"}
-	if ok, seen := asked[key]; seen {
-		return ok, nil
+	for _, a := range tx.routable {
+		if a.question == key {
+			return a.ok, nil
+		}
 	}
 	var ok bool
 	if err := tx.QueryRowContext(ctx, `SELECT `+routableCondition("$1", "$2"), e.TeamID, e.EntityType).Scan(&ok); err != nil {
 		return false, fmt.Errorf("ask whether the %s event of %s %s can be routed: %w", e.Kind, e.EntityType, e.EntityID, err)
 	}
-	asked[key] = ok
+	tx.KnowRoutable(e.TeamID, e.EntityType, ok)
 	return ok, nil
+}
+
+// RoutableCondition is routableCondition for an area that asks it in a statement of its own
+// (a column of an UPDATE's RETURNING, on SQLite) and gives the answer to KnowRoutable: team is
+// the placeholder or column of the team, entityType a quoted literal.
+func RoutableCondition(team, entityType string) string {
+	return routableCondition(team, entityType)
+}
+
+// KnowRoutable gives the transaction the answer of RoutableCondition for the team's events of
+// entityType, read in this transaction, so that recording them asks no more (on SQLite a
+// statement less a write). The answer must still hold when the transaction records its events:
+// a transaction that creates or deletes the team's routers or alert definitions after asking
+// does not call it.
+func (tx *Tx) KnowRoutable(teamID int64, entityType string, ok bool) {
+	key := routeQuestion{team: teamID, alerts: entityType == "ALERTS"}
+	for i := range tx.routable {
+		if tx.routable[i].question == key {
+			tx.routable[i].ok = ok
+			return
+		}
+	}
+	tx.routable = append(tx.routable, routeAnswer{question: key, ok: ok})
+}
+
+// routeAnswer is routableCondition's answer to one question.
+type routeAnswer struct {
+	question routeQuestion
+	ok       bool
 }
 
 // routeQuestion is what routableCondition's answer depends on: the team, and whether the event
@@ -115,9 +146,8 @@ type routeQuestion struct {
 // recordEvents writes the emitted events, each with its snapshot, where something could route
 // them (routableCondition).
 func (tx *Tx) recordEvents(ctx context.Context) error {
-	asked := map[routeQuestion]bool{}
 	for i, e := range tx.emitted {
-		if ok, err := tx.mayRoute(ctx, e, asked); err != nil {
+		if ok, err := tx.mayRoute(ctx, e); err != nil {
 			return err
 		} else if !ok {
 			continue

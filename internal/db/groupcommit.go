@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,9 +41,10 @@ const memberSavepoint = "group_member"
 var errClosed = errors.New("begin transaction: the database is closed")
 
 // groupCommitter gives concurrent write transactions one commit (one fsync) between them, on
-// SQLite and on PostgreSQL. A writer goroutine owns the write connection: it opens a transaction, hands it
-// to the queued callers one at a time (each runs its function in its own goroutine, inside its
-// own savepoint), then commits once and answers every caller whose work it kept.
+// SQLite and on PostgreSQL. A writer goroutine owns the write connection: it opens a transaction,
+// runs the queued callers' functions one at a time, each inside its own savepoint (on SQLite on
+// the writer's own goroutine, see runMember; on PostgreSQL in the caller's, which waits for
+// PostgreSQL's answers), then commits once and answers every caller whose work it kept.
 //
 // The writer holds the connection as a *sql.Conn for as long as it runs and drives the
 // transaction with BEGIN IMMEDIATE, COMMIT and ROLLBACK statements of its own instead of a
@@ -94,12 +96,27 @@ type groupCommitter struct {
 	lazyConn bool
 	// answers is told when each batch begins and ends (nil when there is no answer cache).
 	answers *answerCache
+	// running are the members a SQLite batch in progress has kept so far: the ones to fail when a
+	// member's function ends the writer's goroutine (see write). Used by the writer alone.
+	running []*groupMember
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
 type groupMember struct {
-	ctx      context.Context
-	turn     chan groupTurn     // writer → caller: the batch transaction, or why it never starts
+	ctx context.Context
+	// fn and tx are, on SQLite, the member's function and its transaction, which the writer runs
+	// itself (runMember); the caller waits for result alone. nil on PostgreSQL.
+	fn func(tx *Tx) error
+	tx *Tx
+	// now gives tx its time when its turn comes (SQLite).
+	now func() time.Time
+	// err is, on SQLite, what the member's function or its savepoint failed with; panicked the
+	// value its function panicked with, and exited that it called runtime.Goexit: the caller
+	// panics, or exits, in its own goroutine. Written by the writer before it sends on result.
+	err      error
+	panicked any
+	exited   bool
+	turn     chan groupTurn     // writer → caller (PostgreSQL): the batch transaction, or why it never starts
 	finished chan memberOutcome // caller → writer: what became of its savepoint
 	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
 	// last answers memberReady (PostgreSQL): true when no caller waits to follow the member in
@@ -112,6 +129,10 @@ type groupMember struct {
 	// WithLazyCommit: its COMMIT runs with synchronous_commit off. Written before the send on
 	// last, read after the receive.
 	lazyBatch bool
+	// audit is, on SQLite, the arguments of auditInsert for the member's audit record (nil when it
+	// has none), which the writer writes with the other kept members' before the batch's COMMIT.
+	// Written before the member sends memberKept, read after the receive.
+	audit []any
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
@@ -193,7 +214,21 @@ func (g *groupCommitter) close() {
 // write is the writer goroutine: one batch per loop, starting with the first caller that
 // arrives and taking every caller already waiting, up to its maxGroup.
 func (g *groupCommitter) write() {
-	defer close(g.done)
+	stopped := false
+	defer func() {
+		if stopped {
+			close(g.done)
+			return
+		}
+		// A SQLite member's function called runtime.Goexit on this goroutine (runMember): its
+		// savepoint is rolled back and its caller answered; the batch's kept members fail, and
+		// another goroutine goes on writing. (A panic of the writer's own is not recovered: it
+		// ends the process.)
+		go func() {
+			g.breakBatch(context.Background(), g.running, nil)
+			g.write()
+		}()
+	}()
 	for {
 		select {
 		case first := <-g.requests:
@@ -201,6 +236,7 @@ func (g *groupCommitter) write() {
 				first = g.batch(first)
 			}
 		case <-g.stop:
+			stopped = true
 			return
 		}
 	}
@@ -237,22 +273,35 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 		// BEGIN of its own, one after the other (on PostgreSQL up to pgConnectWait each while
 		// the database is down).
 		err = &beginError{err}
-		first.turn <- groupTurn{err: err}
+		first.refuse(err)
 		for {
 			select {
 			case m := <-g.requests:
-				m.turn <- groupTurn{err: err}
+				m.refuse(err)
 			default:
 				return nil
 			}
 		}
 	}
+	g.running = nil
 	var kept []*groupMember
 	for n, m := 1, first; m != nil; n++ {
 		var next *groupMember
 		asked := false
 		if err := m.ctx.Err(); err != nil {
-			m.turn <- groupTurn{err: err}
+			m.refuse(err)
+		} else if m.fn != nil {
+			switch g.runMember(m, sqlTx) {
+			case memberKept:
+				kept = append(kept, m)
+				g.running = kept
+			case memberUndone:
+				m.result <- m.err
+			case batchBroken:
+				m.result <- m.err
+				g.breakBatch(ctx, kept, m.broke)
+				return nil
+			}
 		} else {
 			m.turn <- groupTurn{tx: sqlTx}
 			outcome := <-m.finished
@@ -279,14 +328,7 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 				g.conn = nil
 				return nil
 			case batchBroken:
-				g.cleanUp(ctx)
-				broken := errors.New("commit: the transaction was rolled back by the database")
-				if FaultOf(m.broke) != NoFault { // never another member's refusal (a 400 of its own)
-					broken = fmt.Errorf("%w: %w", broken, m.broke)
-				}
-				for _, k := range kept {
-					k.result <- broken
-				}
+				g.breakBatch(ctx, kept, m.broke)
 				return next
 			}
 		}
@@ -301,16 +343,83 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 			left, m = m, nil
 		}
 	}
+	g.running = nil
 	if len(kept) == 0 {
 		g.cleanUp(ctx)
 		return left
 	}
-	commitErr := g.commit(ctx, sqlTx)
+	commitErr := g.writeAudits(ctx, sqlTx, kept)
+	if commitErr == nil {
+		commitErr = g.commit(ctx, sqlTx)
+	}
 	if commitErr != nil {
 		g.cleanUp(ctx)
 	}
 	g.finish(kept, commitErr)
 	return left
+}
+
+// auditRowsPerStatement is the most audit records one INSERT of writeAudits carries: the texts
+// of 1 to auditRowsPerStatement rows are the ones prepared on the write connection.
+const auditRowsPerStatement = 32
+
+// writeAudits writes the audit records of a SQLite batch's kept members, in their order, with
+// one INSERT of many rows where a member's own would cost a statement each. It runs after every
+// member released its savepoint and before the COMMIT: a failure fails the batch, as its COMMIT
+// would (only a full disk or an I/O error can fail it). PostgreSQL members write theirs in the
+// round trip that ends them (endPgMember).
+func (g *groupCommitter) writeAudits(ctx context.Context, sqlTx Querier, kept []*groupMember) error {
+	var rows []any
+	n := 0
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		_, err := sqlTx.ExecContext(ctx, auditInsertRows(n), rows...)
+		rows, n = rows[:0], 0
+		if err != nil {
+			return fmt.Errorf("audit record: %w", err)
+		}
+		return nil
+	}
+	for _, k := range kept {
+		if k.audit == nil {
+			continue
+		}
+		rows = append(rows, k.audit...)
+		if n++; n == auditRowsPerStatement {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// breakBatch ends a batch the database rolled back, or whose member left it unusable: the kept
+// members fail, with the fault that broke it when it is one (broke), so that they are answered
+// for what it is (see FaultOf), never with another member's refusal (a 400 of its own).
+func (g *groupCommitter) breakBatch(ctx context.Context, kept []*groupMember, broke error) {
+	g.running = nil
+	g.cleanUp(ctx)
+	broken := errors.New("commit: the transaction was rolled back by the database")
+	if FaultOf(broke) != NoFault {
+		broken = fmt.Errorf("%w: %w", broken, broke)
+	}
+	for _, k := range kept {
+		k.result <- broken
+	}
+}
+
+// refuse answers a member whose turn never comes: its context ended while it waited, or the
+// batch's BEGIN failed.
+func (m *groupMember) refuse(err error) {
+	if m.fn != nil {
+		m.err = err
+		m.result <- err
+		return
+	}
+	m.turn <- groupTurn{err: err}
 }
 
 // everyLazy says whether every one of members asked for WithLazyCommit (true for none).
@@ -473,13 +582,16 @@ func (g *groupCommitter) cleanUp(ctx context.Context) {
 // ctx cancels the wait for a turn; once fn has started, the transaction runs to its end and its
 // answer is the commit's.
 func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error) error {
-	m := &groupMember{
-		ctx:      ctx,
-		turn:     make(chan groupTurn, 1),
-		finished: make(chan memberOutcome, 1),
-		result:   make(chan error, 1),
-		last:     make(chan bool, 1),
-		handover: make(chan committingBatch, 1),
+	m := &groupMember{ctx: ctx, result: make(chan error, 1)}
+	if g.engine == SQLite {
+		m.fn, m.now = fn, d.Now
+		m.tx = &Tx{Engine: d.Engine, newID: d.newID, detached: true}
+		m.tx.startAudit(ctx)
+	} else {
+		m.turn = make(chan groupTurn, 1)
+		m.finished = make(chan memberOutcome, 1)
+		m.last = make(chan bool, 1)
+		m.handover = make(chan committingBatch, 1)
 	}
 	select {
 	case g.requests <- m:
@@ -488,57 +600,83 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	case <-g.stop:
 		return errClosed
 	}
+	if m.fn != nil {
+		err := <-m.result
+		switch {
+		case m.panicked != nil:
+			panic(m.panicked)
+		case m.exited:
+			runtime.Goexit()
+		}
+		return err
+	}
 	turn := <-m.turn
 	if turn.err != nil {
 		return turn.err
 	}
 	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
 	tx.startAudit(ctx)
-	if g.engine == Postgres {
-		return g.runPgTurn(m, tx, fn)
-	}
-	return g.runTurn(m, turn.tx, tx, fn)
+	return g.runPgTurn(m, tx, fn)
 }
 
-// runTurn runs fn and its BeforeCommit work inside the member's savepoint, tells the writer what
-// remains of it, and, when its work was kept, waits for the commit. A panic in fn rolls back the
-// savepoint and goes on in the caller's goroutine.
-func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(tx *Tx) error) error {
+// runMember runs, on the writer's goroutine, a SQLite member's function and its BeforeCommit
+// work inside the member's savepoint, and says what remains of it: kept (its audit record's
+// arguments in m.audit, for writeAudits), undone (m.err says why) or the batch broken. Running
+// it here costs no hand-off between goroutines per member: the batch's statements run one after
+// the other on one goroutine. A panic in the function is recovered and rolls the savepoint back;
+// the caller panics with the same value in its own goroutine (m.panicked). A function that calls
+// runtime.Goexit (a test's t.FailNow) ends the writer's goroutine: write starts another, which
+// rolls the batch back (see write).
+func (g *groupCommitter) runMember(m *groupMember, sqlTx Querier) (outcome memberOutcome) {
 	ctx := context.Background()
 	if _, err := sqlTx.ExecContext(ctx, `SAVEPOINT `+memberSavepoint); err != nil {
 		m.broke = err
-		m.finished <- batchBroken
-		return fmt.Errorf("begin transaction: %w", err)
+		m.err = fmt.Errorf("begin transaction: %w", err)
+		return batchBroken
 	}
+	tx := m.tx
+	tx.q, tx.Now = sqlTx, m.now()
 	returned := false
 	defer func() {
-		if !returned { // fn panicked or called runtime.Goexit
-			m.finished <- m.undo(ctx, sqlTx, errors.New("a transaction of the batch panicked"))
+		if returned {
+			return
+		}
+		m.panicked = recover()
+		if m.panicked == nil {
+			m.exited = true
+			m.err = errors.New("a transaction of the batch called runtime.Goexit")
+		} else {
+			m.err = errors.New("a transaction of the batch panicked")
+		}
+		outcome = m.undo(ctx, sqlTx, m.err)
+		if m.exited {
+			// The goroutine ends after this: the caller is answered here, the batch by write.
+			m.result <- m.err
 		}
 	}()
-	err := fn(tx)
+	err := m.fn(tx)
 	if err == nil {
 		err = tx.finish(ctx, true)
 	}
 	if err == nil {
-		err = tx.writeAudit(ctx)
+		m.audit, err = tx.auditArgs() // written with the batch's others (writeAudits)
 	}
 	returned = true
 	if err != nil {
-		m.finished <- m.undo(ctx, sqlTx, err)
-		return err
+		m.err = err
+		return m.undo(ctx, sqlTx, err)
 	}
 	if _, err := sqlTx.ExecContext(ctx, `RELEASE `+memberSavepoint); err != nil {
 		m.broke = err
-		m.finished <- batchBroken
-		return fmt.Errorf("commit: %w", err)
+		m.err = fmt.Errorf("commit: %w", err)
+		return batchBroken
 	}
-	m.finished <- memberKept
-	return <-m.result
+	return memberKept
 }
 
-// runPgTurn is runTurn on PostgreSQL, where the member's savepoint is already open when its turn
-// comes (opened with BEGIN or by the previous member). fn and its BeforeCommit work run in it;
+// runPgTurn runs a PostgreSQL member in its caller's goroutine (runMember is SQLite's), inside the
+// member's savepoint, already open when its turn comes (opened with BEGIN or by the previous
+// member). fn and its BeforeCommit work run in it;
 // then one message writes the audit record, releases the savepoint and opens the next member's.
 // PostgreSQL refuses every statement of a transaction after one failed until the savepoint is
 // rolled back to, so a member that went on after a failed statement fails there, and is undone.

@@ -287,6 +287,72 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 	})
 }
 
+// TestGroupCommitGoexitEndsOnlyItsCaller has one transaction of a batch call runtime.Goexit, as a
+// test's t.FailNow does. On SQLite the writer runs the members' functions on its own goroutine:
+// the caller's goroutine ends (its deferred calls run), the member's row is not kept, the other
+// members of the batch are answered (on SQLite with an error, since the writer's goroutine ended
+// in their batch; on PostgreSQL they commit), and later transactions commit.
+func TestGroupCommitGoexitEndsOnlyItsCaller(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		release, held := holdWriter(t, d)
+		errs := make([]error, 3)
+		answered := make([]bool, 3)
+		exited := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if i == 1 {
+					defer close(exited)
+				}
+				errs[i] = d.InTx(ctx, func(tx *db.Tx) error {
+					if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, fmt.Sprint("row-", i)); err != nil {
+						return err
+					}
+					if i == 1 {
+						runtime.Goexit()
+					}
+					return nil
+				})
+				answered[i] = true
+			}()
+		}
+		whenQueued(t, 3)
+		release()
+		if err := <-held; err != nil && d.Engine == db.Postgres {
+			t.Fatalf("held transaction: %v", err)
+		}
+		select {
+		case <-exited:
+		case <-time.After(20 * time.Second):
+			t.Fatal("the caller that called runtime.Goexit did not end")
+		}
+		wg.Wait()
+		if answered[1] {
+			t.Error("InTx returned to the caller that called runtime.Goexit")
+		}
+		ids := rowIDs(t, d)
+		if ids["row-1"] {
+			t.Error("the exited transaction's row is there")
+		}
+		for _, i := range []int{0, 2} {
+			if !answered[i] {
+				t.Errorf("transaction %d was not answered", i)
+			}
+			if committed := errs[i] == nil; committed != ids[fmt.Sprint("row-", i)] {
+				t.Errorf("transaction %d: err %v, row present %v", i, errs[i], ids[fmt.Sprint("row-", i)])
+			}
+		}
+		// The writer goes on.
+		exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
+		if !rowIDs(t, d)["after"] {
+			t.Error("the transaction after the exit did not commit")
+		}
+	})
+}
+
 // TestGroupCommitFailedCommitFailsTheBatch makes the COMMIT of a batch fail: one member breaks a
 // deferred foreign key, which SQLite checks only at COMMIT. Every member of the batch gets an
 // error and none of their work remains; the next transaction commits normally.

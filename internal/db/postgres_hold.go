@@ -18,9 +18,12 @@ import (
 var ErrHeldElsewhere = errors.New("another mgmtapi process holds this PostgreSQL database")
 
 // holdRetry is the pause between attempts to take the hold again after its connection was lost;
+// holdStartWait is how long a refused hold is tried again at start, every holdStartRetry;
 // holdProbeIdle and holdProbeInterval pace the TCP keep-alive probes of the hold's connection.
 const (
 	holdRetry         = time.Second
+	holdStartWait     = time.Second
+	holdStartRetry    = 50 * time.Millisecond
 	holdProbeIdle     = 5 * time.Second
 	holdProbeInterval = 2 * time.Second
 )
@@ -66,6 +69,17 @@ func holdPostgres(ctx context.Context, config *pgx.ConnConfig, alone bool, answe
 	config.DialFunc = dialer.DialContext
 	h := &postgresHold{config: config, alone: alone, answers: answers, done: make(chan struct{})}
 	conn, err := h.take(ctx)
+	// A process that has just closed its hold (a server stopped before this one starts) leaves
+	// PostgreSQL to drop the lock when that process's backend exits, a moment after: a refusal is
+	// tried again for holdStartWait before it stands.
+	for deadline := time.Now().Add(holdStartWait); errors.Is(err, ErrHeldElsewhere) && time.Now().Before(deadline); {
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(holdStartRetry):
+		}
+		conn, err = h.take(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -56,18 +56,18 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 	if !ok {
 		return "", 0, nil, caseNotFound(ident)
 	}
-	byNumber := column == "number"
+	statements := touchStatements[column]
 	var breached bool
 	args := []any{teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)}
 	if tx.Engine == db.SQLite {
 		var routable bool
-		err = tx.QueryRowContext(ctx, touchStatements.sqlite[btoi(byNumber)], args...).Scan(&caseID, &seq, &breached, &routable)
+		err = tx.QueryRowContext(ctx, statements.sqlite, args...).Scan(&caseID, &seq, &breached, &routable)
 		if err == nil {
 			tx.KnowRoutable(teamID, "CASES", routable)
 		}
 	} else {
 		var anyBreach bool
-		c, scanErr := scanCase(scanWith{tx.QueryRowContext(ctx, touchStatements.postgres[btoi(byNumber)], args...),
+		c, scanErr := scanCase(scanWith{tx.QueryRowContext(ctx, statements.postgres, args...),
 			[]any{&seq, &breached, &anyBreach}})
 		caseID, err = c.ID, scanErr
 		if !anyBreach {
@@ -86,10 +86,10 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 	return caseID, seq, nil, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
-// touchStatements are touchWithEvent's UPDATEs, by case id ([0]) and by readable number ([1]),
-// built once. Each also says whether the case has a time-to-update breach to mitigate, so that
-// the usual case (none) costs no second statement (on PostgreSQL no round trip under the row
-// lock).
+// touchStatements are touchWithEvent's UPDATEs for each column caseKey names (the case's id or
+// its readable number), built once. Each also says whether the case has a time-to-update breach
+// to mitigate, so that the usual case (none) costs no second statement (on PostgreSQL no round
+// trip under the row lock).
 //   - On SQLite a read in the transaction costs no round trip, and the event's snapshot is taken
 //     only for a team whose events something could route (db.Tx.Emit): the row is not read
 //     back, and a snapshot that is taken reads the case itself. Whether something could route
@@ -97,26 +97,21 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 //     of its own.
 //   - On PostgreSQL it returns the row, with whether the case has any breach, so that the
 //     event's snapshot need not read it again (a round trip under the row lock).
-var touchStatements = func() (s struct{ sqlite, postgres [2]string }) {
+var touchStatements = func() map[string]struct{ sqlite, postgres string } {
 	const breachedToUpdate = `EXISTS (SELECT 1 FROM case_kpi_breaches b
 		WHERE b.team_id = cases.team_id AND b.case_id = cases.id AND b.status = $4 AND b.kpi_type = $5)`
-	for i, column := range []string{"id", "number"} {
+	statements := map[string]struct{ sqlite, postgres string }{}
+	for _, column := range []string{"id", "number"} {
 		touch := `UPDATE cases SET updated_at = $3, last_update_at = $3,
 		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
-		s.sqlite[i] = touch + `id, last_event_seq, ` + breachedToUpdate + `, ` + db.RoutableCondition("$1", "'CASES'")
-		s.postgres[i] = touch + caseColumns + `, last_event_seq, ` + breachedToUpdate + `,
-			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`
+		statements[column] = struct{ sqlite, postgres string }{
+			sqlite: touch + `id, last_event_seq, ` + breachedToUpdate + `, ` + db.RoutableCondition("$1", "'CASES'"),
+			postgres: touch + caseColumns + `, last_event_seq, ` + breachedToUpdate + `,
+			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`,
+		}
 	}
-	return s
+	return statements
 }()
-
-// btoi is 1 for true, 0 for false.
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // caseChange is one operation's rule applied to a locked case: it changes c and writes the
 // events of the change, and reports whether it changed anything (false for a no-op). Its errors

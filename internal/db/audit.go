@@ -121,15 +121,17 @@ func (tx *Tx) AuditTeam(teamID int64) {
 }
 
 // auditInsert is the statement that writes a transaction's audit record.
-const auditInsert = `INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+const auditInsert = auditInsertInto + `($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// auditInsertInto is the start of every INSERT of audit records, up to its VALUES.
+const auditInsertInto = `INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status) VALUES `
 
 // auditInsertTexts are the texts of auditInsertRows, built once.
 var auditInsertTexts = func() []string {
 	texts := make([]string, auditRowsPerStatement+1)
 	for n := 1; n <= auditRowsPerStatement; n++ {
 		var b strings.Builder
-		b.WriteString(`INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status) VALUES `)
+		b.WriteString(auditInsertInto)
 		for i := range n {
 			if i > 0 {
 				b.WriteString(", ")

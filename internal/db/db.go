@@ -286,7 +286,7 @@ type Tx struct {
 	locals map[any]any
 	// emitted are the events recorded before commit (see Emit).
 	emitted []Event
-	// routable keeps the answers of routableCondition this transaction already has (see
+	// routable keeps the answers of RoutableCondition this transaction already has (see
 	// KnowRoutable), so that recordEvents asks each team once. A transaction has one or two.
 	routable []routeAnswer
 	// audit is the record this transaction writes last, when it serves an audited request.

@@ -49,7 +49,7 @@ func (tx *Tx) RecordSuppression(entityType, entityID, ruleID string) {
 }
 
 // Emit records e to be written to notification_events before the transaction commits, when
-// something could route it (routableCondition), after fn and the BeforeCommit work added before
+// something could route it (RoutableCondition), after fn and the BeforeCommit work added before
 // the first Emit, so that its snapshot sees the whole change. A transaction that does not commit
 // records nothing; a PostgreSQL transaction run again records only the events of the run that
 // commits. The events of one transaction keep the order they were emitted in (seq) and the
@@ -61,30 +61,31 @@ func (tx *Tx) Emit(ctx context.Context, e Event) {
 	tx.emitted = append(tx.emitted, e)
 }
 
-// routableCondition is the SQL condition, on an event's team and entity type given as the
-// placeholders team and entityType, that holds when something could route the event: the team
-// has a notification router (any, even disabled or of another entity type), or, for an
+// RoutableCondition is the SQL condition, on an event's team and entity type given as team and
+// entityType (placeholders, columns or a quoted literal), that holds when something could route
+// the event: the team has a notification router (any, even disabled or of another entity type), or, for an
 // incident's event, an alert definition. These are what internal/routers routes through (its
 // pass.route); with neither, routing the event would give no delivery, and recording it would
 // cost every such write an outbox row and the delivery worker a claim, a lease and a delete. It
 // reads the routers as the transaction sees them: an event is routed by routers that existed
 // when its transaction wrote it (a router created later never sees it, as it never sees an event
-// routed before it).
-func routableCondition(team, entityType string) string {
+// routed before it). An area that asks it in a statement of its own (a column of an UPDATE's
+// RETURNING, on SQLite) gives the answer to Tx.KnowRoutable.
+func RoutableCondition(team, entityType string) string {
 	return `(EXISTS (SELECT 1 FROM notification_routers WHERE team_id = ` + team + `)
 		OR (` + entityType + ` = 'ALERTS' AND EXISTS (SELECT 1 FROM alert_defs WHERE team_id = ` + team + `)))`
 }
 
-// recordRoutableEvent writes one event to notification_events when routableCondition holds.
+// recordRoutableEvent writes one event to notification_events when RoutableCondition holds.
 // The parameters are cast: PostgreSQL types the columns of a SELECT from its parameters alone.
 var recordRoutableEvent = `INSERT INTO notification_events
 	(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq, suppressed_by)
 	SELECT CAST($1 AS BIGINT), CAST($2 AS TEXT), CAST($3 AS TEXT), CAST($4 AS TEXT), CAST($5 AS TEXT),
 		CAST($6 AS TEXT), CAST($7 AS TEXT), CAST($8 AS TEXT), CAST($9 AS BIGINT), CAST($10 AS BIGINT),
 		CAST($11 AS TEXT)
-	WHERE ` + routableCondition("$1", "$3")
+	WHERE ` + RoutableCondition("$1", "$3")
 
-// mayRoute answers, on SQLite, whether routableCondition holds for e, so that an event nothing
+// mayRoute answers, on SQLite, whether RoutableCondition holds for e, so that an event nothing
 // would route costs no snapshot either (its entity read and encoded). The write transaction holds
 // SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
 // without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
@@ -100,18 +101,11 @@ func (tx *Tx) mayRoute(ctx context.Context, e Event) (bool, error) {
 		}
 	}
 	var ok bool
-	if err := tx.QueryRowContext(ctx, `SELECT `+routableCondition("$1", "$2"), e.TeamID, e.EntityType).Scan(&ok); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT `+RoutableCondition("$1", "$2"), e.TeamID, e.EntityType).Scan(&ok); err != nil {
 		return false, fmt.Errorf("ask whether the %s event of %s %s can be routed: %w", e.Kind, e.EntityType, e.EntityID, err)
 	}
 	tx.KnowRoutable(e.TeamID, e.EntityType, ok)
 	return ok, nil
-}
-
-// RoutableCondition is routableCondition for an area that asks it in a statement of its own
-// (a column of an UPDATE's RETURNING, on SQLite) and gives the answer to KnowRoutable: team is
-// the placeholder or column of the team, entityType a quoted literal.
-func RoutableCondition(team, entityType string) string {
-	return routableCondition(team, entityType)
 }
 
 // KnowRoutable gives the transaction the answer of RoutableCondition for the team's events of
@@ -130,13 +124,13 @@ func (tx *Tx) KnowRoutable(teamID int64, entityType string, ok bool) {
 	tx.routable = append(tx.routable, routeAnswer{question: key, ok: ok})
 }
 
-// routeAnswer is routableCondition's answer to one question.
+// routeAnswer is RoutableCondition's answer to one question.
 type routeAnswer struct {
 	question routeQuestion
 	ok       bool
 }
 
-// routeQuestion is what routableCondition's answer depends on: the team, and whether the event
+// routeQuestion is what RoutableCondition's answer depends on: the team, and whether the event
 // is an incident's (which an alert definition routes too).
 type routeQuestion struct {
 	team   int64
@@ -144,7 +138,7 @@ type routeQuestion struct {
 }
 
 // recordEvents writes the emitted events, each with its snapshot, where something could route
-// them (routableCondition).
+// them (RoutableCondition).
 func (tx *Tx) recordEvents(ctx context.Context) error {
 	for i, e := range tx.emitted {
 		if ok, err := tx.mayRoute(ctx, e); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/access"
@@ -44,38 +45,57 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 }
 
 // touchWithEvent is touch for a change that adds one event to the case and alters nothing else
-// of it: without reading the case first, it writes the two times of the team's case named by
-// ident (id or readable id) and takes the number of the event (see eventDraft.insert), and
-// returns that number and, on PostgreSQL, the case as the UPDATE left it. left is nil on SQLite
-// and when the case has a KPI breach (its snapshot then reads the case; see eventDraft.left).
-// On PostgreSQL the row stays locked until the transaction ends.
+// of it, in two halves around the transaction's start. Its opening (the transaction's first
+// statement, see db.InTxOpening), without reading the case first, writes the two times of the
+// team's case named by ident (id or readable id) and takes the number of the event (see
+// eventDraft.insert). touched reads its row: that number and, on PostgreSQL, the case as the
+// UPDATE left it. left is nil on SQLite and when the case has a KPI breach (its snapshot then
+// reads the case; see eventDraft.left). On PostgreSQL the row stays locked until the transaction
+// ends.
 //
-// Errors: NotFound when the team has no such case.
-func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, left *caseRow, err error) {
-	column, value, ok := caseKey(ident)
+// Errors: NotFound when the team has no such case (from the opening, before any transaction,
+// when ident cannot name one).
+type touchWithEvent struct {
+	engine db.Engine
+	teamID int64
+	ident  string
+}
+
+// opening is the UPDATE that touches the case, for db.InTxOpening.
+func (t touchWithEvent) opening() (db.Opening, error) {
+	column, value, ok := caseKey(t.ident)
 	if !ok {
-		return "", 0, nil, caseNotFound(ident)
+		return nil, caseNotFound(t.ident)
 	}
 	statements := touchStatements[column]
+	statement := statements.postgres
+	if t.engine == db.SQLite {
+		statement = statements.sqlite
+	}
+	return func(now time.Time) (string, []any) {
+		return statement, []any{t.teamID, value, micros(now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)}
+	}, nil
+}
+
+// touched reads the opening's row, and mitigates a time-to-update breach the case had.
+func (t touchWithEvent) touched(ctx context.Context, tx *db.Tx, row db.Row) (caseID string, seq int64, left *caseRow, err error) {
 	var breached bool
-	args := []any{teamID, value, micros(tx.Now), breachBreached, string(oas.KPITypeKPITYPETIMETOUPDATE)}
 	if tx.Engine == db.SQLite {
 		var routable bool
-		err = tx.QueryRowContext(ctx, statements.sqlite, args...).Scan(&caseID, &seq, &breached, &routable)
+		err = row.Scan(&caseID, &seq, &breached, &routable)
 		if err == nil {
-			tx.KnowRoutable(teamID, "CASES", routable)
+			tx.KnowRoutable(t.teamID, "CASES", routable)
 		}
 	} else {
 		var anyBreach bool
-		c, scanErr := scanCase(scanWith{tx.QueryRowContext(ctx, statements.postgres, args...),
-			[]any{&seq, &breached, &anyBreach}})
+		c, scanErr := scanCase(scanWith{row, []any{&seq, &breached, &anyBreach}})
 		caseID, err = c.ID, scanErr
 		if !anyBreach {
 			left = &c
 		}
 	}
 	if db.IsNotFound(err) {
-		return "", 0, nil, caseNotFound(ident)
+		return "", 0, nil, caseNotFound(t.ident)
 	}
 	if err != nil {
 		return "", 0, nil, fmt.Errorf("touch case: %w", err)
@@ -83,7 +103,7 @@ func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) 
 	if !breached {
 		return caseID, seq, left, nil
 	}
-	return caseID, seq, nil, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+	return caseID, seq, nil, mitigate(ctx, tx, t.teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
 // touchStatements are touchWithEvent's UPDATEs for each column caseKey names (the case's id or
@@ -174,8 +194,13 @@ func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentReq
 	// Nothing in the transaction reads the comment after it is appended: it is written last, on
 	// PostgreSQL in the round trip that ends the transaction.
 	draft.atEnd = true
-	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		caseID, seq, left, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
+	touch := touchWithEvent{engine: h.db.Engine, teamID: caller.TeamID, ident: ident}
+	opening, err := touch.opening()
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTxOpening(ctx, opening, func(tx *db.Tx, touched db.Row) error {
+		caseID, seq, left, err := touch.touched(ctx, tx, touched)
 		if err != nil {
 			return err
 		}

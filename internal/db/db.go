@@ -291,6 +291,9 @@ type Tx struct {
 	routable []routeAnswer
 	// audit is the record this transaction writes last, when it serves an audited request.
 	audit *txAudit
+	// opened is the row of the transaction's opening (InTxOpening) when the member before it
+	// in a PostgreSQL batch sent it; nil when fn's wrapper is to run it.
+	opened *openedRow
 }
 
 func (tx *Tx) statementContext(ctx context.Context) context.Context {
@@ -446,24 +449,53 @@ func (tx *Tx) Local(key any, create func() any) any {
 // record after fn and its BeforeCommit work, in the member's savepoint: a committed change has
 // its record, a failed or rolled-back one has none, and a PostgreSQL transaction run again writes
 // it once.
-func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return d.inTx(ctx, nil, fn)
+}
+
+// Row is one row of a query, as *sql.Row answers it: Scan fails with sql.ErrNoRows when there is
+// none, and with the query's error when it failed.
+type Row interface{ Scan(dest ...any) error }
+
+// Opening builds a write transaction's first statement, a query of at most one row, from the
+// transaction's time (Tx.Now). It must only build it: it may be called before the transaction's
+// turn, on another goroutine.
+type Opening func(now time.Time) (query string, args []any)
+
+// InTxOpening is InTx for a transaction whose first statement is known before its function runs:
+// fn receives opening's row and runs the rest. On PostgreSQL the member before it in a batch sends
+// opening in the message that ends it (endPgMember), so that the statement costs no round trip of
+// its own; otherwise it runs first in the transaction, as fn's own would. A failed opening leaves
+// the transaction as any failed statement does: fn returns its error, and nothing of it remains.
+func (d *DB) InTxOpening(ctx context.Context, opening Opening, fn func(tx *Tx, first Row) error) error {
+	return d.inTx(ctx, opening, func(tx *Tx) error {
+		if tx.opened != nil {
+			return fn(tx, tx.opened)
+		}
+		query, args := opening(tx.Now)
+		return fn(tx, tx.QueryRowContext(ctx, query, args...))
+	})
+}
+
+// inTx is InTx, with the transaction's first statement when the caller knows it (InTxOpening).
+func (d *DB) inTx(ctx context.Context, opening Opening, fn func(tx *Tx) error) (err error) {
 	defer func() { d.noteWriteOutcome(err) }()
 	if d.Engine == Postgres {
 		if err := d.hold.heldElsewhere(); err != nil {
 			return err
 		}
-		return d.inTxRetried(ctx, fn)
+		return d.inTxRetried(ctx, opening, fn)
 	}
-	return d.inTxOnce(ctx, fn)
+	return d.inTxOnce(ctx, opening, fn)
 }
 
 // inTxOnce is one attempt of InTx: a member of the group committer's next batch, or before it
 // starts (migrations) a transaction of its own.
-func (d *DB) inTxOnce(ctx context.Context, fn func(tx *Tx) error) error {
+func (d *DB) inTxOnce(ctx context.Context, opening Opening, fn func(tx *Tx) error) error {
 	if d.group == nil {
 		return d.inOwnTx(ctx, fn)
 	}
-	return d.group.inTx(ctx, d, fn)
+	return d.group.inTx(ctx, d, opening, fn)
 }
 
 // inOwnTx runs fn in a transaction of its own on the write pool: the migrations' transactions,

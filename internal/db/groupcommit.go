@@ -1,18 +1,21 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -89,6 +92,7 @@ type groupCommitter struct {
 	done       chan struct{}
 	commits    atomic.Int64
 	committed  atomic.Int64
+	ahead      atomic.Int64 // openings run in the message of the member before theirs
 	busy       atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
 
 	// lazyConn says that SQLite's conn is set to commit without its fsync (synchronous NORMAL),
@@ -108,7 +112,7 @@ type groupMember struct {
 	// itself (runMember); the caller waits for result alone. nil on PostgreSQL.
 	fn func(tx *Tx) error
 	tx *Tx
-	// now gives tx its time when its turn comes (SQLite).
+	// now gives tx its time when its turn comes (on PostgreSQL when its opening is built).
 	now func() time.Time
 	// err is, on SQLite, what the member's function or its savepoint failed with; panicked the
 	// value its function panicked with, and exited that it called runtime.Goexit: the caller
@@ -119,9 +123,19 @@ type groupMember struct {
 	turn     chan groupTurn     // writer → caller (PostgreSQL): the batch transaction, or why it never starts
 	finished chan memberOutcome // caller → writer: what became of its savepoint
 	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
-	// last answers memberReady (PostgreSQL): true when no caller waits to follow the member in
-	// the batch, which its last message then commits.
-	last chan bool
+	// last answers memberReady (PostgreSQL): whether a caller waits to follow the member in the
+	// batch (else its last message commits it), and whether its message carries that caller's
+	// opening.
+	last chan pgFollow
+	// opening is, on PostgreSQL, the member's first statement when it has one (InTxOpening). The
+	// writer may have the member before it send it, built at the time at (then the member's
+	// Tx.Now); opened is its row, set by that member before it sends memberKept when the
+	// statement ran (nil when it did not), and read by the member after its turn. A member whose
+	// opening ran is not refused for its context: its statement is in the batch, and only its own
+	// function's failure rolls it back.
+	opening Opening
+	at      time.Time
+	opened  *openedRow
 	// handover answers memberCommitting (PostgreSQL): the batch's connection and the members
 	// whose work its COMMIT carries, now the member's to answer.
 	handover chan committingBatch
@@ -137,6 +151,14 @@ type groupMember struct {
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
 	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
 	broke error
+}
+
+// pgFollow is the writer's answer to a PostgreSQL member's memberReady: last when no caller waits
+// to follow it (its message commits the batch); else opens is the member after it when its
+// message is to carry that member's opening (nil when it has none).
+type pgFollow struct {
+	last  bool
+	opens *groupMember
 }
 
 type groupTurn struct {
@@ -288,7 +310,7 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	for n, m := 1, first; m != nil; n++ {
 		var next *groupMember
 		asked := false
-		if err := m.ctx.Err(); err != nil {
+		if err := m.ctx.Err(); err != nil && m.opened == nil {
 			m.refuse(err)
 		} else if m.fn != nil {
 			switch g.runMember(m, sqlTx) {
@@ -315,7 +337,12 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 				}
 				// the member's COMMIT may skip the WAL flush when no member of the batch waits for it
 				m.lazyBatch = next == nil && lazyCommit(m.ctx) && everyLazy(kept)
-				m.last <- next == nil
+				follow := pgFollow{last: next == nil}
+				if next != nil && next.opening != nil && next.ctx.Err() == nil {
+					next.at = next.now()
+					follow.opens = next
+				}
+				m.last <- follow
 				outcome = <-m.finished
 			}
 			switch outcome {
@@ -329,6 +356,9 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 				return nil
 			case batchBroken:
 				g.breakBatch(ctx, kept, m.broke)
+				if next != nil {
+					next.opened = nil // it ran in the batch rolled back: the next batch runs it again
+				}
 				return next
 			}
 		}
@@ -581,16 +611,17 @@ func (g *groupCommitter) cleanUp(ctx context.Context) {
 // inTx is one attempt of InTx: it queues the caller, runs fn in its turn and waits for the commit.
 // ctx cancels the wait for a turn; once fn has started, the transaction runs to its end and its
 // answer is the commit's.
-func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error) error {
-	m := &groupMember{ctx: ctx, result: make(chan error, 1)}
+func (g *groupCommitter) inTx(ctx context.Context, d *DB, opening Opening, fn func(tx *Tx) error) error {
+	m := &groupMember{ctx: ctx, result: make(chan error, 1), now: d.Now}
 	if g.engine == SQLite {
-		m.fn, m.now = fn, d.Now
+		m.fn = fn
 		m.tx = &Tx{Engine: d.Engine, newID: d.newID, detached: true}
 		m.tx.startAudit(ctx)
 	} else {
+		m.opening = opening
 		m.turn = make(chan groupTurn, 1)
 		m.finished = make(chan memberOutcome, 1)
-		m.last = make(chan bool, 1)
+		m.last = make(chan pgFollow, 1)
 		m.handover = make(chan committingBatch, 1)
 	}
 	select {
@@ -614,7 +645,11 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	if turn.err != nil {
 		return turn.err
 	}
-	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
+	now := m.at // the time its opening was built with, when the member before it sent it
+	if now.IsZero() {
+		now = d.Now()
+	}
+	tx := &Tx{q: turn.tx, Now: now, Engine: d.Engine, newID: d.newID, detached: true, opened: m.opened}
 	tx.startAudit(ctx)
 	return g.runPgTurn(m, tx, fn)
 }
@@ -701,11 +736,16 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 	}
 	returned = true
 	var committed *committingBatch
-	var commitErr error
+	var commitErr, broken error
 	if err == nil {
 		m.finished <- memberReady
-		last := <-m.last
-		committed, commitErr, err = g.endPgMember(ctx, m, tx, audit, last)
+		follow := <-m.last
+		committed, commitErr, broken, err = g.endPgMember(ctx, m, tx, audit, follow)
+	}
+	if broken != nil {
+		m.broke = broken
+		m.finished <- batchBroken
+		return fmt.Errorf("commit: the transaction was rolled back: %w", broken)
 	}
 	if err != nil {
 		m.finished <- g.undoPg(ctx, m, err)
@@ -731,21 +771,28 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 
 // endPgMember sends, in one round trip (a pgx batch), the statements the member queued with
 // ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and then
-// either the savepoint of the next member or, when it is the last of the batch, the batch's
-// COMMIT: a batch of one costs no round trip more than a transaction of its own. When the
+// either the savepoint of the next member, with that member's opening when follow.opens says so,
+// or, when it is the last of the batch, the batch's COMMIT: a batch of one costs no round trip
+// more than a transaction of its own, and a member with an opening none of its own. When the
 // message holds nothing but the two savepoint statements they go as one simple query.
 // PostgreSQL runs nothing after a failed statement. err is the failure of the member's own part
-// (the savepoint is then rolled back to). When the message carried the COMMIT and everything
-// before it succeeded, the member has taken the batch over from the writer (committed) and
-// commitErr is the COMMIT's failure.
-func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx, audit []any, last bool) (committed *committingBatch, commitErr, err error) {
+// (the savepoint is then rolled back to). broken is a failure after its savepoint was released,
+// reading the next member's opening: the batch cannot tell what it holds, and is rolled back.
+// When the message carried the COMMIT and everything before it succeeded, the member has taken
+// the batch over from the writer (committed) and commitErr is the COMMIT's failure.
+func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx, audit []any, follow pgFollow) (committed *committingBatch, commitErr, broken, err error) {
 	const release = `RELEASE ` + memberSavepoint
 	const open = `SAVEPOINT ` + memberSavepoint
-	if !last && len(tx.atEnd) == 0 && audit == nil {
+	var opening string
+	var openingArgs []any
+	if follow.opens != nil {
+		opening, openingArgs = buildOpening(follow.opens)
+	}
+	if !follow.last && len(tx.atEnd) == 0 && audit == nil && opening == "" {
 		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
-			return nil, nil, fmt.Errorf("commit: %w", err)
+			return nil, nil, nil, fmt.Errorf("commit: %w", err)
 		}
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	whats := make([]string, 0, len(tx.atEnd)+3)
 	batch := &pgx.Batch{}
@@ -759,14 +806,17 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 	}
 	batch.Queue(release)
 	whats = append(whats, "commit")
-	if last && m.lazyBatch {
+	if follow.last && m.lazyBatch {
 		batch.Queue(`SET LOCAL synchronous_commit = off`)
 		whats = append(whats, "commit")
 	}
-	if last {
+	if follow.last {
 		batch.Queue(`COMMIT`)
 	} else {
 		batch.Queue(open)
+		if opening != "" {
+			batch.Queue(opening, openingArgs...)
+		}
 	}
 	err = g.conn.Raw(func(driverConn any) error {
 		pc, ok := driverConn.(*stdlib.Conn)
@@ -784,11 +834,27 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
-		if !last {
+		if !follow.last {
 			if _, err := results.Exec(); err != nil { // the next member's SAVEPOINT
 				return fmt.Errorf("commit: %w", err)
 			}
-			return results.Close()
+			if opening == "" {
+				return results.Close()
+			}
+			// The member's work is released into the batch: from here on a failure that is not
+			// the opening's own breaks the batch.
+			row, err := readOpened(pc.Conn(), results)
+			if err == nil {
+				err = results.Close()
+			}
+			var pgErr *pgconn.PgError
+			if err != nil && !errors.As(err, &pgErr) {
+				broken = fmt.Errorf("the next transaction's first statement: %w", err)
+				return nil
+			}
+			follow.opens.opened = row
+			g.ahead.Add(1)
+			return nil
 		}
 		// Everything but the COMMIT is answered: the batch is the member's to finish, and the
 		// writer runs the next one on another connection while PostgreSQL flushes this one.
@@ -808,7 +874,73 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 	if committed != nil && err != nil { // Raw itself failed after the handover
 		commitErr, err = err, nil
 	}
-	return committed, commitErr, err
+	return committed, commitErr, broken, err
+}
+
+// buildOpening builds the opening of next, a member whose turn comes after the calling member's,
+// at the time the writer gave it. An opening that panics is not sent: the member's own goroutine
+// builds it again, and panics there (InTxOpening).
+func buildOpening(next *groupMember) (query string, args []any) {
+	defer func() {
+		if recover() != nil {
+			query, args = "", nil
+		}
+	}()
+	return next.opening(next.at)
+}
+
+// openedRow is a member's opening answered in the message of the member before it: the first of
+// its rows, kept as PostgreSQL sent it, or the statement's failure. Scan decodes it with the
+// connection's types, as the member's own query would, when the member's turn comes: the member
+// is then the only one using the connection.
+type openedRow struct {
+	types  *pgtype.Map
+	fields []pgconn.FieldDescription
+	values [][]byte // nil for NULL
+	found  bool
+	err    error
+}
+
+// readOpened reads the opening's answer from results. Only a failure to read it is an error: a
+// failed statement is the row's (PostgreSQL's error, which Scan answers).
+func readOpened(conn *pgx.Conn, results pgx.BatchResults) (*openedRow, error) {
+	row := &openedRow{types: conn.TypeMap()}
+	rows, _ := results.Query()
+	if rows.Next() {
+		row.found = true
+		row.fields = slices.Clone(rows.FieldDescriptions())
+		for _, v := range rows.RawValues() {
+			row.values = append(row.values, bytes.Clone(v))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) {
+			return nil, err
+		}
+		row.found, row.err = false, err
+	}
+	return row, nil
+}
+
+// Scan copies the row's columns into dest, as *sql.Row's Scan does.
+func (r *openedRow) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if !r.found {
+		return sql.ErrNoRows
+	}
+	if len(dest) != len(r.values) {
+		return fmt.Errorf("scan: %d destinations for %d columns", len(dest), len(r.values))
+	}
+	for i, d := range dest {
+		if err := r.types.Scan(r.fields[i].DataTypeOID, r.fields[i].Format, r.values[i], d); err != nil {
+			return fmt.Errorf("scan column %s: %w", r.fields[i].Name, err)
+		}
+	}
+	return nil
 }
 
 // undoPg rolls a member's PostgreSQL savepoint back after cause, keeping the savepoint open for
@@ -889,6 +1021,9 @@ type GroupCommitStats struct {
 	// Busy is the time the writer spent in batches, from its BEGIN to the answers of its COMMIT:
 	// against the wall time, how much of it the single writer was in use.
 	Busy time.Duration
+	// OpeningsAhead counts the openings (InTxOpening) that ran in the message of the member
+	// before theirs, on PostgreSQL, instead of in a round trip of their own.
+	OpeningsAhead int64
 }
 
 // GroupCommitStats returns the figures since Open.
@@ -897,5 +1032,5 @@ func (d *DB) GroupCommitStats() GroupCommitStats {
 		return GroupCommitStats{}
 	}
 	return GroupCommitStats{Commits: d.group.commits.Load(), Transactions: d.group.committed.Load(),
-		Busy: time.Duration(d.group.busy.Load())}
+		Busy: time.Duration(d.group.busy.Load()), OpeningsAhead: d.group.ahead.Load()}
 }

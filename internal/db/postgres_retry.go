@@ -33,10 +33,10 @@ const pgRetryDelay = 5 * time.Millisecond
 // A failure of the COMMIT itself is never run again: the transaction may have been committed. fn
 // may therefore run more than once: it must set, not accumulate, what it hands out of the
 // transaction.
-func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
+func (d *DB) inTxRetried(ctx context.Context, opening Opening, fn func(tx *Tx) error) error {
 	timingAttempts, retriedLost := 1, false
 	for {
-		err := d.inTxOnce(ctx, fn)
+		err := d.inTxOnce(ctx, opening, fn)
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return err

@@ -79,20 +79,19 @@ func (t touchWithEvent) opening() (db.Opening, error) {
 
 // touched reads the opening's row, and mitigates a time-to-update breach the case had.
 func (t touchWithEvent) touched(ctx context.Context, tx *db.Tx, row db.Row) (caseID string, seq int64, left *caseRow, err error) {
-	var breached bool
+	var breached, routable bool
 	if tx.Engine == db.SQLite {
-		var routable bool
 		err = row.Scan(&caseID, &seq, &breached, &routable)
-		if err == nil {
-			tx.KnowRoutable(t.teamID, "CASES", routable)
-		}
 	} else {
 		var anyBreach bool
-		c, scanErr := scanCase(scanWith{row, []any{&seq, &breached, &anyBreach}})
+		c, scanErr := scanCase(scanWith{row, []any{&seq, &breached, &routable, &anyBreach}})
 		caseID, err = c.ID, scanErr
 		if !anyBreach {
 			left = &c
 		}
+	}
+	if err == nil {
+		tx.KnowRoutable(t.teamID, "CASES", routable)
 	}
 	if db.IsNotFound(err) {
 		return "", 0, nil, caseNotFound(t.ident)
@@ -110,11 +109,10 @@ func (t touchWithEvent) touched(ctx context.Context, tx *db.Tx, row db.Row) (cas
 // its readable number), built once. Each also says whether the case has a time-to-update breach
 // to mitigate, so that the usual case (none) costs no second statement (on PostgreSQL no round
 // trip under the row lock).
-//   - On SQLite a read in the transaction costs no round trip, and the event's snapshot is taken
-//     only for a team whose events something could route (db.Tx.Emit): the row is not read
-//     back, and a snapshot that is taken reads the case itself. Whether something could route
-//     the event is asked here too (db.RoutableCondition), so that recording it is no statement
-//     of its own.
+//   - Each asks whether something could route the event (db.RoutableCondition): the event of a
+//     team nothing could route costs no snapshot, and no statement to record it (db.Tx.Emit).
+//   - On SQLite a read in the transaction costs no round trip: the row is not read back, and a
+//     snapshot that is taken reads the case itself.
 //   - On PostgreSQL it returns the row, with whether the case has any breach, so that the
 //     event's snapshot need not read it again (a round trip under the row lock).
 var touchStatements = func() map[string]struct{ sqlite, postgres string } {
@@ -126,7 +124,7 @@ var touchStatements = func() map[string]struct{ sqlite, postgres string } {
 		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND ` + column + ` = $2 RETURNING `
 		statements[column] = struct{ sqlite, postgres string }{
 			sqlite: touch + `id, last_event_seq, ` + breachedToUpdate + `, ` + db.RoutableCondition("$1", "'CASES'"),
-			postgres: touch + caseColumns + `, last_event_seq, ` + breachedToUpdate + `,
+			postgres: touch + caseColumns + `, last_event_seq, ` + breachedToUpdate + `, ` + db.RoutableCondition("$1", "'CASES'") + `,
 			EXISTS (SELECT 1 FROM case_kpi_breaches b WHERE b.team_id = cases.team_id AND b.case_id = cases.id)`,
 		}
 	}

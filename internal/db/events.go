@@ -85,20 +85,24 @@ var recordRoutableEvent = `INSERT INTO notification_events
 		CAST($11 AS TEXT)
 	WHERE ` + RoutableCondition("$1", "$3")
 
-// mayRoute answers, on SQLite, whether RoutableCondition holds for e, so that an event nothing
-// would route costs no snapshot either (its entity read and encoded). The write transaction holds
-// SQLite's write lock, so the answer stays true until it commits. On PostgreSQL it answers true
-// without asking, which would cost a round trip of its own: recordRoutableEvent asks as it
-// inserts. The transaction's earlier answers (KnowRoutable, its earlier events) are kept.
+// mayRoute answers whether RoutableCondition holds for e, so that an event nothing would route
+// costs no snapshot either (its entity read and encoded), nor a statement to record it. The
+// transaction's earlier answers (KnowRoutable, its earlier events) are kept. On SQLite it asks
+// when it has none; the write transaction holds SQLite's write lock, so the answer stays true
+// until it commits. On PostgreSQL, with no answer yet, it answers true without asking, which
+// would cost a round trip of its own: recordRoutableEvent asks as it inserts. An answer read
+// earlier in a PostgreSQL transaction is as good as that one: a router created by a transaction
+// that commits meanwhile may or may not be seen by either, as it may by any transaction that
+// runs beside its creation.
 func (tx *Tx) mayRoute(ctx context.Context, e Event) (bool, error) {
-	if tx.Engine != SQLite {
-		return true, nil
-	}
 	key := routeQuestion{team: e.TeamID, alerts: e.EntityType == "ALERTS"}
 	for _, a := range tx.routable {
 		if a.question == key {
 			return a.ok, nil
 		}
+	}
+	if tx.Engine != SQLite {
+		return true, nil
 	}
 	var ok bool
 	if err := tx.QueryRowContext(ctx, `SELECT `+RoutableCondition("$1", "$2"), e.TeamID, e.EntityType).Scan(&ok); err != nil {
@@ -110,7 +114,8 @@ func (tx *Tx) mayRoute(ctx context.Context, e Event) (bool, error) {
 
 // KnowRoutable gives the transaction the answer of RoutableCondition for the team's events of
 // entityType, read in this transaction, so that recording them asks no more (on SQLite a
-// statement less a write). The answer must still hold when the transaction records its events:
+// statement less a write; on either engine no snapshot and no statement for an event nothing
+// could route). The answer must still hold when the transaction records its events:
 // a transaction that creates or deletes the team's routers or alert definitions after asking
 // does not call it.
 func (tx *Tx) KnowRoutable(teamID int64, entityType string, ok bool) {

@@ -126,28 +126,63 @@ const auditInsert = auditInsertInto + `($1, $2, $3, $4, $5, $6, $7, $8, $9)`
 // auditInsertInto is the start of every INSERT of audit records, up to its VALUES.
 const auditInsertInto = `INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status) VALUES `
 
-// auditInsertTexts are the texts of auditInsertRows, built once.
-var auditInsertTexts = func() []string {
-	texts := make([]string, auditRowsPerStatement+1)
-	for n := 1; n <= auditRowsPerStatement; n++ {
-		var b strings.Builder
-		b.WriteString(auditInsertInto)
-		for i := range n {
-			if i > 0 {
-				b.WriteString(", ")
+// auditInsertTexts are the texts of auditInsertRows for each engine, built once.
+var auditInsertTexts = func() map[Engine][]string {
+	texts := map[Engine][]string{}
+	for _, engine := range []Engine{SQLite, Postgres} {
+		texts[engine] = make([]string, auditRowsPerStatement+1)
+		for n := 1; n <= auditRowsPerStatement; n++ {
+			var b strings.Builder
+			b.WriteString(auditInsertInto)
+			for i := range n {
+				if i > 0 {
+					b.WriteString(", ")
+				}
+				if engine == SQLite {
+					b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+					continue
+				}
+				b.WriteString("(")
+				for c := range 9 {
+					if c > 0 {
+						b.WriteString(", ")
+					}
+					fmt.Fprintf(&b, "$%d", i*9+c+1)
+				}
+				b.WriteString(")")
 			}
-			b.WriteString("(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+			texts[engine][n] = b.String()
 		}
-		texts[n] = b.String()
 	}
 	return texts
 }()
 
 // auditInsertRows is auditInsert for n records (1 to auditRowsPerStatement), their arguments
-// one record's after the other's. Its parameters are SQLite's anonymous ones: the driver looks
-// the name of every numbered parameter up before binding it, which a statement of hundreds of
-// them makes quadratic.
-func auditInsertRows(n int) string { return auditInsertTexts[n] }
+// one record's after the other's. On SQLite its parameters are the anonymous ones: the driver
+// looks the name of every numbered parameter up before binding it, which a statement of
+// hundreds of them makes quadratic.
+func auditInsertRows(engine Engine, n int) string { return auditInsertTexts[engine][n] }
+
+// batchAuditInserts gives insert the INSERTs that write the audit records of a batch's kept
+// members, in their order, up to auditRowsPerStatement records each (members without a record
+// have a nil audit). It stops at insert's first error.
+func batchAuditInserts(engine Engine, kept []*groupMember, insert func(query string, args []any) error) error {
+	var rows []any
+	n := 0
+	for i, k := range kept {
+		if k.audit != nil {
+			rows = append(rows, k.audit...)
+			n++
+		}
+		if n == auditRowsPerStatement || n > 0 && i == len(kept)-1 {
+			if err := insert(auditInsertRows(engine, n), rows); err != nil {
+				return err
+			}
+			rows, n = nil, 0
+		}
+	}
+	return nil
+}
 
 // auditArgs returns the arguments of auditInsert for the transaction's record, or nil when the
 // transaction serves no audited request.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -240,4 +241,75 @@ func insertRow(id string) func(tx *db.Tx) error {
 		_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
 		return err
 	}
+}
+
+// TestAuditRecordsFailTheirBatch has a trigger refuse one audit record of a batch: the batch
+// writes its members' records together before its COMMIT (on PostgreSQL in its last member's
+// message, or, when that member failed, by the writer), so every member of the batch fails and
+// nothing of it remains, the held one without a record included. The writer then goes on: the
+// next audited transaction commits with its record.
+func TestAuditRecordsFailTheirBatch(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		if d.Engine == db.SQLite {
+			exec(t, d, `CREATE TRIGGER audit_poison BEFORE INSERT ON audit_records WHEN NEW.request_id = 'req-poison'
+				BEGIN SELECT RAISE(ABORT, 'poisoned audit record'); END`)
+		} else {
+			exec(t, d, `CREATE FUNCTION audit_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+				BEGIN IF NEW.request_id = 'req-poison' THEN RAISE EXCEPTION 'poisoned audit record'; END IF; RETURN NEW; END $$`)
+			exec(t, d, `CREATE TRIGGER audit_poison BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION audit_poison()`)
+		}
+		const n = 12
+		release, held := holdWriter(t, d)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				requestID := fmt.Sprint("req-", i)
+				if i == n/2 {
+					requestID = "req-poison"
+				}
+				errs[i] = d.InTx(auditContext(requestID), func(tx *db.Tx) error {
+					if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, requestID); err != nil {
+						return err
+					}
+					if i >= n-2 { // the last to queue fail themselves: the batch's last member may be undone
+						return errors.New("refused")
+					}
+					return nil
+				})
+			}()
+		}
+		whenQueued(t, n)
+		release()
+		heldErr := <-held
+		wg.Wait()
+		poisoned := strings.Contains(fmt.Sprint(heldErr), "poisoned audit record")
+		for i, err := range append(errs, heldErr) {
+			if err == nil {
+				t.Errorf("transaction %d of the batch committed although its batch's audit records failed", i)
+			}
+			poisoned = poisoned || strings.Contains(fmt.Sprint(err), "poisoned audit record")
+		}
+		if !poisoned {
+			t.Errorf("no transaction was told of the refused record: %v", errs)
+		}
+		if rows := rowIDs(t, d); len(rows) != 0 {
+			t.Errorf("rows %v remain of a batch that failed", rows)
+		}
+		if records := auditRows(t, d); len(records) != 0 {
+			t.Errorf("audit records %v remain of a batch that failed", records)
+		}
+		if err := d.InTx(auditContext("req-after"), func(tx *db.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
+			return err
+		}); err != nil {
+			t.Fatalf("the transaction after the failed batch: %v", err)
+		}
+		if records := auditRows(t, d); len(records) != 1 || records["req-after"] == nil {
+			t.Errorf("audit records %v after the failed batch, want req-after's alone", records)
+		}
+	})
 }

@@ -143,9 +143,10 @@ type groupMember struct {
 	// WithLazyCommit: its COMMIT runs with synchronous_commit off. Written before the send on
 	// last, read after the receive.
 	lazyBatch bool
-	// audit is, on SQLite, the arguments of auditInsert for the member's audit record (nil when it
-	// has none), which the writer writes with the other kept members' before the batch's COMMIT.
-	// Written before the member sends memberKept, read after the receive.
+	// audit is the arguments of auditInsert for the member's audit record (nil when it has none),
+	// written with the other kept members' before the batch's COMMIT: by the writer on SQLite
+	// (writeAudits), by the last member's message on PostgreSQL (endPgMember). Written before the
+	// member sends memberKept (on PostgreSQL memberReady), read after the receive.
 	audit []any
 	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
 	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
@@ -154,10 +155,12 @@ type groupMember struct {
 }
 
 // pgFollow is the writer's answer to a PostgreSQL member's memberReady: last when no caller waits
-// to follow it (its message commits the batch); else opens is the member after it when its
-// message is to carry that member's opening (nil when it has none).
+// to follow it (its message commits the batch, and writes the audit records of kept and its
+// own); else opens is the member after it when its message is to carry that member's opening
+// (nil when it has none).
 type pgFollow struct {
 	last  bool
+	kept  []*groupMember
 	opens *groupMember
 }
 
@@ -338,6 +341,9 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 				// the member's COMMIT may skip the WAL flush when no member of the batch waits for it
 				m.lazyBatch = next == nil && lazyCommit(m.ctx) && everyLazy(kept)
 				follow := pgFollow{last: next == nil}
+				if follow.last {
+					follow.kept = kept
+				}
 				if next != nil && next.opening != nil && next.ctx.Err() == nil {
 					next.at = next.now()
 					follow.opens = next
@@ -389,41 +395,23 @@ func (g *groupCommitter) batch(first *groupMember) (left *groupMember) {
 	return left
 }
 
-// auditRowsPerStatement is the most audit records one INSERT of writeAudits carries: the texts
-// of 1 to auditRowsPerStatement rows are the ones prepared on the write connection.
+// auditRowsPerStatement is the most audit records one INSERT of a batch's carries: the texts of
+// 1 to auditRowsPerStatement rows are the ones prepared on the write connection.
 const auditRowsPerStatement = 32
 
-// writeAudits writes the audit records of a SQLite batch's kept members, in their order, with
-// one INSERT of many rows where a member's own would cost a statement each. It runs after every
+// writeAudits writes the audit records of a batch's kept members, in their order, with one
+// INSERT of many rows where a member's own would cost a statement each. It runs after every
 // member released its savepoint and before the COMMIT: a failure fails the batch, as its COMMIT
-// would (only a full disk or an I/O error can fail it). PostgreSQL members write theirs in the
-// round trip that ends them (endPgMember).
+// would (only a full disk or an I/O error can fail it). A PostgreSQL batch writes them in its
+// last member's message, before its COMMIT (endPgMember), and here only when that member was
+// undone, before the writer commits the batch itself.
 func (g *groupCommitter) writeAudits(ctx context.Context, sqlTx Querier, kept []*groupMember) error {
-	var rows []any
-	n := 0
-	flush := func() error {
-		if n == 0 {
-			return nil
-		}
-		_, err := sqlTx.ExecContext(ctx, auditInsertRows(n), rows...)
-		rows, n = rows[:0], 0
-		if err != nil {
+	return batchAuditInserts(g.engine, kept, func(query string, args []any) error {
+		if _, err := sqlTx.ExecContext(ctx, query, args...); err != nil {
 			return fmt.Errorf("audit record: %w", err)
 		}
 		return nil
-	}
-	for _, k := range kept {
-		if k.audit == nil {
-			continue
-		}
-		rows = append(rows, k.audit...)
-		if n++; n == auditRowsPerStatement {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	return flush()
+	})
 }
 
 // breakBatch ends a batch the database rolled back, or whose member left it unusable: the kept
@@ -730,9 +718,8 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 	if err == nil {
 		err = tx.finish(ctx, false)
 	}
-	var audit []any
 	if err == nil {
-		audit, err = tx.auditArgs()
+		m.audit, err = tx.auditArgs() // written by the batch's last member (endPgMember)
 	}
 	returned = true
 	var committed *committingBatch
@@ -740,7 +727,7 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 	if err == nil {
 		m.finished <- memberReady
 		follow := <-m.last
-		committed, commitErr, broken, err = g.endPgMember(ctx, m, tx, audit, follow)
+		committed, commitErr, broken, err = g.endPgMember(ctx, m, tx, follow)
 	}
 	if broken != nil {
 		m.broke = broken
@@ -770,17 +757,19 @@ func (g *groupCommitter) runPgTurn(m *groupMember, tx *Tx, fn func(tx *Tx) error
 }
 
 // endPgMember sends, in one round trip (a pgx batch), the statements the member queued with
-// ExecAtEnd, its audit record (audit, when it has one), the release of its savepoint and then
-// either the savepoint of the next member, with that member's opening when follow.opens says so,
-// or, when it is the last of the batch, the batch's COMMIT: a batch of one costs no round trip
-// more than a transaction of its own, and a member with an opening none of its own. When the
-// message holds nothing but the two savepoint statements they go as one simple query.
-// PostgreSQL runs nothing after a failed statement. err is the failure of the member's own part
-// (the savepoint is then rolled back to). broken is a failure after its savepoint was released,
-// reading the next member's opening: the batch cannot tell what it holds, and is rolled back.
+// ExecAtEnd, the release of its savepoint and then either the savepoint of the next member, with
+// that member's opening when follow.opens says so, or, when it is the last of the batch, the
+// audit records of the batch's kept members and its own, then the batch's COMMIT: a batch of one
+// costs no round trip more than a transaction of its own, and a member with an opening none of
+// its own. When the message holds nothing but the two savepoint statements they go as one
+// simple query. PostgreSQL runs nothing after a failed statement. err is the failure of the
+// member's own part (the savepoint is then rolled back to), or of the audit records, which
+// breaks the batch (its savepoint is released: undoPg fails). broken is a failure after its
+// savepoint was released, reading the next member's opening: the batch cannot tell what it
+// holds, and is rolled back.
 // When the message carried the COMMIT and everything before it succeeded, the member has taken
 // the batch over from the writer (committed) and commitErr is the COMMIT's failure.
-func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx, audit []any, follow pgFollow) (committed *committingBatch, commitErr, broken, err error) {
+func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx, follow pgFollow) (committed *committingBatch, commitErr, broken, err error) {
 	const release = `RELEASE ` + memberSavepoint
 	const open = `SAVEPOINT ` + memberSavepoint
 	var opening string
@@ -788,7 +777,7 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 	if follow.opens != nil {
 		opening, openingArgs = buildOpening(follow.opens)
 	}
-	if !follow.last && len(tx.atEnd) == 0 && audit == nil && opening == "" {
+	if !follow.last && len(tx.atEnd) == 0 && opening == "" {
 		if err := pgExec(ctx, g.conn, `SAVEPOINT`, release+`; `+open); err != nil {
 			return nil, nil, nil, fmt.Errorf("commit: %w", err)
 		}
@@ -800,12 +789,15 @@ func (g *groupCommitter) endPgMember(ctx context.Context, m *groupMember, tx *Tx
 		batch.Queue(q.query, q.args...)
 		whats = append(whats, q.what)
 	}
-	if audit != nil {
-		batch.Queue(auditInsert, audit...)
-		whats = append(whats, "audit record")
-	}
 	batch.Queue(release)
 	whats = append(whats, "commit")
+	if follow.last {
+		_ = batchAuditInserts(Postgres, append(slices.Clip(follow.kept), m), func(query string, args []any) error {
+			batch.Queue(query, args...)
+			whats = append(whats, "audit record")
+			return nil
+		})
+	}
 	if follow.last && m.lazyBatch {
 		batch.Queue(`SET LOCAL synchronous_commit = off`)
 		whats = append(whats, "commit")

@@ -58,10 +58,12 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // On PostgreSQL the writer holds connections of the pool the same way, so that a row every
 // request changes (a case its comments touch, a team's counter) is locked once per batch instead
 // of once per request, and its lock is held through one commit's fsync for the whole batch. The
-// savepoint of the next member is opened in the same message that releases the previous one (and
-// carries its audit record), and BEGIN with the first one: a member costs its own statements and
-// one round trip more. A member the writer tells that nobody waits to follow it sends the batch's
-// COMMIT in that message, then takes the batch over and answers its members when the COMMIT is
+// savepoint of the next member is opened in the same message that releases the previous one, and
+// BEGIN with the first one: a member costs its own statements and one round trip more, and none
+// more when its first statement is known before it runs (InTxOpening), since that message
+// carries it too. The batch's audit records go in its last member's message, whose COMMIT they
+// precede. A member the writer tells that nobody waits to follow it sends the batch's COMMIT in
+// that message, then takes the batch over and answers its members when the COMMIT is
 // answered, while the writer runs the next batch on another of its connections (up to
 // pgWriteConns). Statements run through pgx's per-connection statement cache, not
 // preparedWrites. A PostgreSQL batch runs its members one after the other like SQLite's, and the

@@ -66,40 +66,30 @@ func auditContext(requestID string) context.Context {
 func TestAuditRecordsFollowTheirTransactions(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		const n = 48
-		release, held := holdWriter(t, d)
 		before := d.GroupCommitStats()
-		errs := make([]error, n)
 		minted := make([]string, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				requestID := fmt.Sprint("req-", i)
-				errs[i] = d.InTx(auditContext(requestID), func(tx *db.Tx) error {
-					minted[i] = tx.NewID()
-					tx.AuditResource("declared-" + requestID)
-					if _, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, requestID); err != nil {
-						return err
+		errs, heldErr := queueBehindHeldWriter(t, d, n, func(i int) error {
+			requestID := fmt.Sprint("req-", i)
+			return d.InTx(auditContext(requestID), func(tx *db.Tx) error {
+				minted[i] = tx.NewID()
+				tx.AuditResource("declared-" + requestID)
+				if _, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, requestID); err != nil {
+					return err
+				}
+				switch i % 3 {
+				case 1:
+					return errors.New("refused")
+				case 2:
+					if i%2 == 0 {
+						tx.BeforeCommit(func() error { return errors.New("late refusal") })
 					}
-					switch i % 3 {
-					case 1:
-						return errors.New("refused")
-					case 2:
-						if i%2 == 0 {
-							tx.BeforeCommit(func() error { return errors.New("late refusal") })
-						}
-					}
-					return nil
-				})
-			}()
+				}
+				return nil
+			})
+		})
+		if heldErr != nil {
+			t.Fatalf("held transaction: %v", heldErr)
 		}
-		whenQueued(t, n)
-		release()
-		if err := <-held; err != nil {
-			t.Fatalf("held transaction: %v", err)
-		}
-		wg.Wait()
 		// No key yet (refused before authentication passed), and no entry at all: no record.
 		unauthenticated := db.WithAudit(context.Background(), &db.AuditEntry{Operation: "Write", RequestID: "anonymous"})
 		for _, ctx := range []context.Context{unauthenticated, context.Background()} {
@@ -260,32 +250,21 @@ func TestAuditRecordsFailTheirBatch(t *testing.T) {
 			exec(t, d, `CREATE TRIGGER audit_poison BEFORE INSERT ON audit_records FOR EACH ROW EXECUTE FUNCTION audit_poison()`)
 		}
 		const n = 12
-		release, held := holdWriter(t, d)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				requestID := fmt.Sprint("req-", i)
-				if i == n/2 {
-					requestID = "req-poison"
+		errs, heldErr := queueBehindHeldWriter(t, d, n, func(i int) error {
+			requestID := fmt.Sprint("req-", i)
+			if i == n/2 {
+				requestID = "req-poison"
+			}
+			return d.InTx(auditContext(requestID), func(tx *db.Tx) error {
+				if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, requestID); err != nil {
+					return err
 				}
-				errs[i] = d.InTx(auditContext(requestID), func(tx *db.Tx) error {
-					if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, requestID); err != nil {
-						return err
-					}
-					if i >= n-2 { // the last to queue fail themselves: the batch's last member may be undone
-						return errors.New("refused")
-					}
-					return nil
-				})
-			}()
-		}
-		whenQueued(t, n)
-		release()
-		heldErr := <-held
-		wg.Wait()
+				if i >= n-2 { // the last to queue fail themselves: the batch's last member may be undone
+					return errors.New("refused")
+				}
+				return nil
+			})
+		})
 		poisoned := strings.Contains(fmt.Sprint(heldErr), "poisoned audit record")
 		for i, err := range append(errs, heldErr) {
 			if err == nil {

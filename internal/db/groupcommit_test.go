@@ -119,6 +119,29 @@ func whenQueued(t *testing.T, n int) {
 	}
 }
 
+// queueBehindHeldWriter runs call(i) for i from 0 to n-1, each on its own goroutine, while
+// holdWriter holds the writer, and releases it once all n wait for their turn: their transactions
+// then share the batches that follow the held one. It returns each call's error and the held
+// transaction's.
+func queueBehindHeldWriter(t *testing.T, d *db.DB, n int, call func(i int) error) (errs []error, heldErr error) {
+	t.Helper()
+	release, held := holdWriter(t, d)
+	errs = make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = call(i)
+		}()
+	}
+	whenQueued(t, n)
+	release()
+	heldErr = <-held
+	wg.Wait()
+	return errs, heldErr
+}
+
 // kind says what the i-th transaction of the mixed batch does.
 func kind(i int) string {
 	switch i % 6 {
@@ -145,56 +168,46 @@ func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		const n = 64
 		ctx := context.Background()
-		release, held := holdWriter(t, d)
 		before := d.GroupCommitStats()
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				id := fmt.Sprint("row-", i)
-				txCtx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				errs[i] = d.InTx(txCtx, func(tx *db.Tx) error {
-					if err := tx.Serialize(txCtx, "gc_counter"); err != nil {
-						return err
-					}
-					var c int
-					if err := tx.QueryRowContext(txCtx, `SELECT n FROM gc_counter WHERE id = 1`).Scan(&c); err != nil {
-						return err
-					}
-					if _, err := tx.ExecContext(txCtx, `UPDATE gc_counter SET n = $1 WHERE id = 1`, c+1); err != nil {
-						return err
-					}
-					if kind(i) == "cancelled-while-running" {
-						cancel()
-					}
-					if _, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro()); err != nil {
-						return err
-					}
-					switch kind(i) {
-					case "fails":
-						return errors.New("refused")
-					case "conflicts":
-						_, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
-						return db.Translate(err)
-					case "before-commit-fails":
-						tx.BeforeCommit(func() error {
-							_, err := tx.ExecContext(txCtx, `UPDATE gc_counter SET n = n + 100 WHERE id = 1`)
-							return errors.Join(err, errors.New("late refusal"))
-						})
-					}
-					return nil
-				})
-			}()
+		errs, heldErr := queueBehindHeldWriter(t, d, n, func(i int) error {
+			id := fmt.Sprint("row-", i)
+			txCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			return d.InTx(txCtx, func(tx *db.Tx) error {
+				if err := tx.Serialize(txCtx, "gc_counter"); err != nil {
+					return err
+				}
+				var c int
+				if err := tx.QueryRowContext(txCtx, `SELECT n FROM gc_counter WHERE id = 1`).Scan(&c); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(txCtx, `UPDATE gc_counter SET n = $1 WHERE id = 1`, c+1); err != nil {
+					return err
+				}
+				if kind(i) == "cancelled-while-running" {
+					cancel()
+				}
+				if _, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro()); err != nil {
+					return err
+				}
+				switch kind(i) {
+				case "fails":
+					return errors.New("refused")
+				case "conflicts":
+					_, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
+					return db.Translate(err)
+				case "before-commit-fails":
+					tx.BeforeCommit(func() error {
+						_, err := tx.ExecContext(txCtx, `UPDATE gc_counter SET n = n + 100 WHERE id = 1`)
+						return errors.Join(err, errors.New("late refusal"))
+					})
+				}
+				return nil
+			})
+		})
+		if heldErr != nil {
+			t.Fatalf("held transaction: %v", heldErr)
 		}
-		whenQueued(t, n)
-		release()
-		if err := <-held; err != nil {
-			t.Fatalf("held transaction: %v", err)
-		}
-		wg.Wait()
 
 		ids := rowIDs(t, d)
 		succeeded := 0

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -43,54 +42,44 @@ func TestInTxOpeningInABatch(t *testing.T) {
 		const n = 48
 		ctx := context.Background()
 		exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('taken', 0)`)
-		release, held := holdWriter(t, d)
 		before := d.GroupCommitStats()
-		errs := make([]error, n)
 		counts := make([]int, n)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				kind := openingKind(i)
-				txCtx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				var built time.Time
-				opening := func(now time.Time) (string, []any) {
-					built = now
-					switch kind {
-					case "no-row":
-						return `UPDATE gc_counter SET n = n + 1 WHERE id = $1 RETURNING n`, []any{2}
-					case "opening-fails":
-						return `INSERT INTO gc_rows (id, at) VALUES ($1, 0) RETURNING at`, []any{"taken"}
-					case "cancelled-in-opening":
-						cancel()
-					}
-					return `UPDATE gc_counter SET n = n + 1 WHERE id = $1 RETURNING n`, []any{1}
+		errs, heldErr := queueBehindHeldWriter(t, d, n, func(i int) error {
+			kind := openingKind(i)
+			txCtx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			var built time.Time
+			opening := func(now time.Time) (string, []any) {
+				built = now
+				switch kind {
+				case "no-row":
+					return `UPDATE gc_counter SET n = n + 1 WHERE id = $1 RETURNING n`, []any{2}
+				case "opening-fails":
+					return `INSERT INTO gc_rows (id, at) VALUES ($1, 0) RETURNING at`, []any{"taken"}
+				case "cancelled-in-opening":
+					cancel()
 				}
-				errs[i] = d.InTxOpening(txCtx, opening, func(tx *db.Tx, first db.Row) error {
-					if !tx.Now.Equal(built) {
-						return fmt.Errorf("the transaction's time %v is not its opening's %v", tx.Now, built)
-					}
-					var count int
-					if err := first.Scan(&count); err != nil {
-						return err
-					}
-					counts[i] = count
-					if kind == "fails-after" {
-						return errors.New("refused after its opening")
-					}
-					_, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, fmt.Sprint("row-", i), count)
+				return `UPDATE gc_counter SET n = n + 1 WHERE id = $1 RETURNING n`, []any{1}
+			}
+			return d.InTxOpening(txCtx, opening, func(tx *db.Tx, first db.Row) error {
+				if !tx.Now.Equal(built) {
+					return fmt.Errorf("the transaction's time %v is not its opening's %v", tx.Now, built)
+				}
+				var count int
+				if err := first.Scan(&count); err != nil {
 					return err
-				})
-			}()
+				}
+				counts[i] = count
+				if kind == "fails-after" {
+					return errors.New("refused after its opening")
+				}
+				_, err := tx.ExecContext(txCtx, `INSERT INTO gc_rows (id, at) VALUES ($1, $2)`, fmt.Sprint("row-", i), count)
+				return err
+			})
+		})
+		if heldErr != nil {
+			t.Fatalf("held transaction: %v", heldErr)
 		}
-		whenQueued(t, n)
-		release()
-		if err := <-held; err != nil {
-			t.Fatalf("held transaction: %v", err)
-		}
-		wg.Wait()
 
 		ids := rowIDs(t, d)
 		seen := map[int]bool{}

@@ -849,3 +849,108 @@ func TestEventNumberBackfill(t *testing.T) {
 		}
 	})
 }
+
+// TestConcurrentCommentsOnOneCase posts 40 comments on one case at once, queued behind a held
+// write transaction so that they share batches: on PostgreSQL each comment's UPDATE of the case
+// then runs in the message that ends the comment before it, and its row is read from there. The
+// team has a router, so each comment's event takes a snapshot of the case from that row. Every
+// comment is answered and listed once, after the case's earlier events and with its own text, the
+// case's updateTime is the last comment's, and each routed event's snapshot is the case it was
+// written on.
+func TestConcurrentCommentsOnOneCase(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		ref := h.open(1, "g1", "Disk full", oas.KeyValue{Key: "env", Value: "prod"})
+		ctx := context.Background()
+		if err := env.DB.InTx(ctx, func(tx *db.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO notification_routers (team_id, id, name, document, created_at, updated_at)
+				VALUES (1, 'router-1', 'all', '{}', 0, 0)`)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		earlier := len(h.events(h.RootKey, ref.ID))
+		before := env.DB.GroupCommitStats()
+
+		const n = 40
+		gate, holding := make(chan struct{}), make(chan struct{})
+		held := make(chan error, 1)
+		go func() {
+			held <- env.DB.InTx(ctx, func(tx *db.Tx) error {
+				close(holding)
+				<-gate
+				return nil
+			})
+		}()
+		<-holding
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = h.comment(h.RootKey, ref.ID, fmt.Sprintf(`{"text":"note %d"}`, i)).Status
+			}()
+		}
+		time.Sleep(300 * time.Millisecond) // the comments queue behind the held transaction
+		close(gate)
+		if err := <-held; err != nil {
+			t.Fatal(err)
+		}
+		wg.Wait()
+
+		for i, status := range statuses {
+			if status != 200 {
+				t.Errorf("comment %d: status %d", i, status)
+			}
+		}
+		events := h.events(h.RootKey, ref.ID)
+		texts := map[string]int{}
+		var last time.Time
+		for _, e := range events[earlier:] {
+			if e.EventData.Comment.Set {
+				texts[e.EventData.Comment.Value.UnsafeText.Value]++
+			}
+			if e.CreateTime.After(last) {
+				last = e.CreateTime
+			}
+		}
+		for i := range n {
+			if text := fmt.Sprint("note ", i); texts[text] != 1 {
+				t.Errorf("%q is listed %d times after the case's earlier events", text, texts[text])
+			}
+		}
+		if len(events) != earlier+n {
+			t.Errorf("%d events, want %d", len(events), earlier+n)
+		}
+		if c := h.getCase(h.RootKey, ref.ID); !c.UpdateTime.Equal(last) {
+			t.Errorf("the case's updateTime is %v, want the last comment's %v", c.UpdateTime, last)
+		}
+		rows, err := env.DB.Read().QueryContext(ctx, `SELECT snapshot FROM notification_events WHERE team_id = 1 AND entity_id = $1`, ref.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		routed := 0
+		for rows.Next() {
+			var snapshot string
+			if err := rows.Scan(&snapshot); err != nil {
+				t.Fatal(err)
+			}
+			var c struct{ ID, Title string }
+			if err := json.Unmarshal([]byte(snapshot), &c); err != nil || c.ID != ref.ID || c.Title != "Disk full" {
+				t.Errorf("snapshot %s: %v, want the case %s titled Disk full", snapshot, err, ref.ID)
+			}
+			routed++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if routed != n {
+			t.Errorf("%d events recorded for routing, want one per comment (%d)", routed, n)
+		}
+		if ahead := env.DB.GroupCommitStats().OpeningsAhead - before.OpeningsAhead; env.DB.Engine == db.Postgres && ahead == 0 {
+			t.Error("no comment's UPDATE ran in the message of the comment before it")
+		}
+	})
+}

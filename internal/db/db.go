@@ -445,10 +445,10 @@ func (tx *Tx) Local(key any, create func() any) any {
 // lost before the COMMIT is sent (a restart; see inTxRetried), so fn may run more than once: it
 // must set, not accumulate, what it hands out of the transaction.
 //
-// When ctx carries an authenticated AuditEntry (WithAudit), the transaction writes its audit
-// record after fn and its BeforeCommit work, in the member's savepoint: a committed change has
-// its record, a failed or rolled-back one has none, and a PostgreSQL transaction run again writes
-// it once.
+// When ctx carries an authenticated AuditEntry (WithAudit), the transaction's audit record is
+// written with the batch's others, after the last member's savepoint and before the COMMIT: a
+// committed change has its record, a failed or rolled-back one has none, a PostgreSQL
+// transaction run again writes it once, and a record that cannot be written fails the batch.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return d.inTx(ctx, nil, fn)
 }

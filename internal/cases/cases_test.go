@@ -873,16 +873,7 @@ func TestConcurrentCommentsOnOneCase(t *testing.T) {
 		before := env.DB.GroupCommitStats()
 
 		const n = 40
-		gate, holding := make(chan struct{}), make(chan struct{})
-		held := make(chan error, 1)
-		go func() {
-			held <- env.DB.InTx(ctx, func(tx *db.Tx) error {
-				close(holding)
-				<-gate
-				return nil
-			})
-		}()
-		<-holding
+		release, held := apitest.HoldWriter(t, env.DB, nil)
 		statuses := make([]int, n)
 		var wg sync.WaitGroup
 		for i := range n {
@@ -892,8 +883,8 @@ func TestConcurrentCommentsOnOneCase(t *testing.T) {
 				statuses[i] = h.comment(h.RootKey, ref.ID, fmt.Sprintf(`{"text":"note %d"}`, i)).Status
 			}()
 		}
-		time.Sleep(300 * time.Millisecond) // the comments queue behind the held transaction
-		close(gate)
+		apitest.WhenQueued(t, n)
+		release()
 		if err := <-held; err != nil {
 			t.Fatal(err)
 		}

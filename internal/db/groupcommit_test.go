@@ -78,45 +78,13 @@ func counter(t *testing.T, d *db.DB) int {
 	return n
 }
 
-// holdWriter starts a write transaction that holds the writer until release is called and
-// returns once it runs, so that the transactions started meanwhile queue and then share a batch.
-// The held transaction writes row "holder"; its InTx answer arrives on the returned channel.
+// holdWriter is apitest.HoldWriter with a held transaction that writes row "holder".
 func holdWriter(t *testing.T, d *db.DB) (release func(), answer <-chan error) {
 	t.Helper()
-	running, gate, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		done <- d.InTx(context.Background(), func(tx *db.Tx) error {
-			close(running)
-			<-gate
-			_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ('holder', 0)`)
-			return err
-		})
-	}()
-	<-running
-	return func() { close(gate) }, done
-}
-
-// whenQueued waits until n callers wait in InTx for their turn (blocked on the writer that
-// holdWriter holds), read from the goroutines' stacks: then they all join the next batch.
-func whenQueued(t *testing.T, n int) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	buf := make([]byte, 1<<20)
-	for {
-		waiting := 0
-		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "[select") && strings.Contains(g, "groupCommitter).inTx(") {
-				waiting++
-			}
-		}
-		if waiting >= n {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d callers wait for a turn, want %d", waiting, n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	return apitest.HoldWriter(t, d, func(tx *db.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ('holder', 0)`)
+		return err
+	})
 }
 
 // queueBehindHeldWriter runs call(i) for i from 0 to n-1, each on its own goroutine, while
@@ -135,7 +103,7 @@ func queueBehindHeldWriter(t *testing.T, d *db.DB, n int, call func(i int) error
 			errs[i] = call(i)
 		}()
 	}
-	whenQueued(t, n)
+	apitest.WhenQueued(t, n)
 	release()
 	heldErr = <-held
 	wg.Wait()
@@ -277,7 +245,7 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 				})
 			}()
 		}
-		whenQueued(t, 3)
+		apitest.WhenQueued(t, 3)
 		release()
 		if err := <-held; err != nil {
 			t.Fatalf("held transaction: %v", err)
@@ -332,7 +300,7 @@ func TestGroupCommitGoexitEndsOnlyItsCaller(t *testing.T) {
 				answered[i] = true
 			}()
 		}
-		whenQueued(t, 3)
+		apitest.WhenQueued(t, 3)
 		release()
 		if err := <-held; err != nil && d.Engine == db.Postgres {
 			t.Fatalf("held transaction: %v", err)
@@ -397,7 +365,7 @@ func testFailedCommitFailsTheBatch(t *testing.T, d *db.DB) {
 			})
 		}()
 	}
-	whenQueued(t, n)
+	apitest.WhenQueued(t, n)
 	release()
 	heldErr := <-held
 	wg.Wait()
@@ -437,7 +405,7 @@ func testCancelledWhileWaiting(t *testing.T, d *db.DB) {
 			return err
 		})
 	}()
-	whenQueued(t, 1)
+	apitest.WhenQueued(t, 1)
 	cancel()
 	if err := <-answer; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled transaction: got %v, want context.Canceled", err)
@@ -523,7 +491,7 @@ func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
 			})
 		}()
 	}
-	whenQueued(t, n)
+	apitest.WhenQueued(t, n)
 	release()
 	heldErr := <-held
 	wg.Wait()
@@ -584,7 +552,7 @@ func TestExecAtEndRunsLastAndFailsItsOwnTransaction(t *testing.T) {
 				})
 			}()
 		}
-		whenQueued(t, n)
+		apitest.WhenQueued(t, n)
 		release()
 		if err := <-held; err != nil {
 			t.Fatalf("held transaction: %v", err)

@@ -68,6 +68,8 @@ type DB struct {
 	reads *preparedReads
 	// lookups serves LookupText on SQLite (see lookupPool).
 	lookups *lookupPool
+	// pgLookups serves LookupText on PostgreSQL (see pgLookups).
+	pgLookups *pgLookups
 	// answers keeps LookupText's answers when no other process may write the database (a SQLite
 	// file or a PostgreSQL database held alone); nil otherwise (see answerCache).
 	answers *answerCache
@@ -145,11 +147,13 @@ func openPostgres(rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	pool := sql.OpenDB(patientConnector{stdlib.GetConnector(*config, stdlib.OptionResetSession(discardClosedConn))})
+	connector := patientConnector{stdlib.GetConnector(*config, stdlib.OptionResetSession(discardClosedConn))}
+	pool := sql.OpenDB(connector)
 	pool.SetMaxOpenConns(20)
 	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	return &DB{Engine: Postgres, write: pool, read: pool, pgConfig: config}, nil
+	return &DB{Engine: Postgres, write: pool, read: pool, pgConfig: config,
+		pgLookups: newPgLookups(connector.Connect)}, nil
 }
 
 // readCacheKiB bounds the page cache of each SQLite read connection (the read pool's and
@@ -228,6 +232,9 @@ func (d *DB) Close() error {
 	}
 	if d.lookups != nil {
 		d.lookups.close()
+	}
+	if d.pgLookups != nil {
+		d.pgLookups.close()
 	}
 	if d.answers != nil && d.Engine == SQLite {
 		closeAnswerCache(d.answers)

@@ -187,13 +187,19 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // It is the read of a row by key on a hot path: the query does not watch ctx's cancellation (a
 // lookup by key ends in microseconds, and for a context that can be canceled — a served
 // request's always can — both database/sql and the drivers start a goroutine per query to watch
-// it, which costs more than the lookup), and on SQLite it runs on connections of its own, outside
-// database/sql (see lookupPool). Like every read outside a transaction it sees every write
-// committed before it began. Where this process holds the database alone (a SQLite file by
+// it, which costs more than the lookup), and it runs on connections of its own, outside
+// database/sql: on SQLite see lookupPool; on PostgreSQL the lookups waiting at the same time
+// are sent together, in one message (see pgLookups). Like every read outside a transaction it
+// sees every write committed before it began. Where this process holds the database alone (a SQLite file by
 // default, PostgreSQL with Options.PostgresAlone), its answers are kept between write
 // transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
+	if d.pgLookups != nil && d.answers == nil {
+		if values, ok := pgLookupArgs(args); ok {
+			return d.pgLookups.lookup(query, values, use)
+		}
+	}
 	if d.lookups == nil && d.answers == nil {
 		return lookupThroughPool(ctx, d.Read(), query, use, args)
 	}
@@ -220,6 +226,9 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 		}
 	}
 	if d.lookups == nil { // PostgreSQL
+		if values, ok := pgLookupArgs(args); ok {
+			return d.pgLookups.lookup(query, values, read)
+		}
 		return lookupThroughPool(ctx, d.Read(), query, read, args)
 	}
 	c, err := d.lookups.get()

@@ -84,9 +84,13 @@ func newPgLookups(connect func(context.Context) (driver.Conn, error)) *pgLookups
 }
 
 // close stops the readers once the lookups already queued are answered, and closes their
-// connections. Lookups made after it get errLookupsClosed.
+// connections. Lookups made after it get errLookupsClosed. A second close does nothing.
 func (l *pgLookups) close() {
 	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return
+	}
 	l.closed = true
 	l.mu.Unlock()
 	close(l.quit)

@@ -190,9 +190,9 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // it, which costs more than the lookup), and it runs on connections of its own, outside
 // database/sql: on SQLite see lookupPool; on PostgreSQL the lookups waiting at the same time
 // are sent together, in one message (see pgLookups). Like every read outside a transaction it
-// sees every write committed before it began. Where this process holds the database alone (a SQLite file by
-// default, PostgreSQL with Options.PostgresAlone), its answers are kept between write
-// transactions (see answerCache): use must not change text.
+// sees every write committed before it began. Where this process holds the database alone (a
+// SQLite file by default, PostgreSQL with Options.PostgresAlone), its answers are kept between
+// write transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
 	if d.pgLookups != nil && d.answers == nil {

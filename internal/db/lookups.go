@@ -195,13 +195,8 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // write transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
-	if d.pgLookups != nil && d.answers == nil {
-		if values, ok := pgLookupArgs(args); ok {
-			return d.pgLookups.lookup(query, values, use)
-		}
-	}
-	if d.lookups == nil && d.answers == nil {
-		return lookupThroughPool(ctx, d.Read(), query, use, args)
+	if d.lookups == nil && d.answers == nil { // PostgreSQL, shared
+		return d.lookupPostgres(ctx, query, use, args)
 	}
 	named := make([]driver.NamedValue, len(args))
 	for i, a := range args {
@@ -226,10 +221,7 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 		}
 	}
 	if d.lookups == nil { // PostgreSQL
-		if values, ok := pgLookupArgs(args); ok {
-			return d.pgLookups.lookup(query, values, read)
-		}
-		return lookupThroughPool(ctx, d.Read(), query, read, args)
+		return d.lookupPostgres(ctx, query, read, args)
 	}
 	c, err := d.lookups.get()
 	if err != nil {
@@ -242,6 +234,15 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 		return ErrNotFound
 	}
 	return err
+}
+
+// lookupPostgres is LookupText on PostgreSQL, without kept answers: through pgLookups, or
+// through the pool for an argument of a type pgLookups does not write.
+func (d *DB) lookupPostgres(ctx context.Context, query string, use func(text []byte) error, args []any) error {
+	if values, ok := pgLookupArgs(args); ok {
+		return d.pgLookups.lookup(query, values, use)
+	}
+	return lookupThroughPool(ctx, d.Read(), query, use, args)
 }
 
 func lookupThroughPool(ctx context.Context, q Querier, query string, use func(text []byte) error, args []any) error {

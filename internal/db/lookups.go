@@ -195,7 +195,7 @@ func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver
 // write transactions (see answerCache): use must not change text.
 func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte) error, args ...any) error {
 	ctx = context.WithoutCancel(ctx)
-	if d.lookups == nil && d.answers == nil { // PostgreSQL, shared
+	if d.Engine == Postgres && d.answers == nil { // shared: no kept answers
 		return d.lookupPostgres(ctx, query, use, args)
 	}
 	named := make([]driver.NamedValue, len(args))
@@ -220,7 +220,7 @@ func (d *DB) LookupText(ctx context.Context, query string, use func(text []byte)
 			}
 		}
 	}
-	if d.lookups == nil { // PostgreSQL
+	if d.Engine == Postgres {
 		return d.lookupPostgres(ctx, query, read, args)
 	}
 	c, err := d.lookups.get()
